@@ -1,0 +1,91 @@
+package v1alpha1
+
+import corev1 "k8s.io/api/core/v1"
+
+// Well-known label keys Stowage reads and writes on nodes.
+const (
+	LabelNodePool     = Group + "/nodepool"
+	LabelCapacityType = Group + "/capacity-type"
+	LabelNodeClass    = Group + "/nodeclass"
+
+	LabelInstanceCategory         = Group + "/instance-category"
+	LabelInstanceFamily           = Group + "/instance-family"
+	LabelInstanceGeneration       = Group + "/instance-generation"
+	LabelInstanceSize             = Group + "/instance-size"
+	LabelInstanceCPU              = Group + "/instance-cpu"
+	LabelInstanceMemory           = Group + "/instance-memory"
+	LabelInstanceGPUCount         = Group + "/instance-gpu-count"
+	LabelInstanceGPUName          = Group + "/instance-gpu-name"
+	LabelInstanceGPUManufacturer  = Group + "/instance-gpu-manufacturer"
+	LabelInstanceGPUMemory        = Group + "/instance-gpu-memory"
+	LabelInstanceLocalNVMe        = Group + "/instance-local-nvme"
+	LabelInstanceNetworkBandwidth = Group + "/instance-network-bandwidth"
+	LabelInstanceHypervisor       = Group + "/instance-hypervisor"
+)
+
+// Capacity types a NodePool may allow through LabelCapacityType.
+const (
+	CapacityTypeReserved = "reserved"
+	CapacityTypeSpot     = "spot"
+	CapacityTypeOnDemand = "on-demand"
+)
+
+// CapacityTypes lists the capacity types in the order Stowage prefers them.
+var CapacityTypes = []string{CapacityTypeReserved, CapacityTypeSpot, CapacityTypeOnDemand}
+
+// Annotations and taints Stowage understands.
+const (
+	// AnnotationDoNotDisrupt on a pod or node blocks voluntary disruption.
+	AnnotationDoNotDisrupt = Group + "/do-not-disrupt"
+	// AnnotationKarpenterDoNotDisrupt is honoured for users migrating from Karpenter.
+	AnnotationKarpenterDoNotDisrupt = "karpenter.sh/do-not-disrupt"
+	// AnnotationNodePoolHash records the hash of the pool template a node was made from.
+	AnnotationNodePoolHash = Group + "/nodepool-hash"
+	// AnnotationNodeClassHash records the hash of the node class a node was made from.
+	AnnotationNodeClassHash = Group + "/nodeclass-hash"
+
+	// TaintKeyDisrupted marks a node that is being drained and terminated.
+	TaintKeyDisrupted = Group + "/disrupted"
+	// TaintKeyUnregistered keeps pods off a node until Stowage has applied its labels and taints.
+	TaintKeyUnregistered = Group + "/unregistered"
+	// TerminationFinalizer holds NodeClaims and Nodes until their instance is gone.
+	TerminationFinalizer = Group + "/termination"
+)
+
+// DisruptedNoScheduleTaint is put on a node before it is drained.
+var DisruptedNoScheduleTaint = corev1.Taint{Key: TaintKeyDisrupted, Effect: corev1.TaintEffectNoSchedule}
+
+// UnregisteredNoExecuteTaint is put on every node Stowage launches until it registers.
+var UnregisteredNoExecuteTaint = corev1.Taint{Key: TaintKeyUnregistered, Effect: corev1.TaintEffectNoExecute}
+
+// WellKnownLabels are the keys a NodePool may constrain without setting them as labels:
+// every instance type or offering carries a value for each.
+var WellKnownLabels = map[string]bool{
+	corev1.LabelTopologyZone:       true,
+	corev1.LabelTopologyRegion:     true,
+	corev1.LabelInstanceTypeStable: true,
+	corev1.LabelArchStable:         true,
+	corev1.LabelOSStable:           true,
+	corev1.LabelHostname:           true,
+	LabelCapacityType:              true,
+	LabelNodePool:                  true,
+	LabelInstanceCategory:          true,
+	LabelInstanceFamily:            true,
+	LabelInstanceGeneration:        true,
+	LabelInstanceSize:              true,
+	LabelInstanceCPU:               true,
+	LabelInstanceMemory:            true,
+	LabelInstanceGPUCount:          true,
+	LabelInstanceGPUName:           true,
+	LabelInstanceGPUManufacturer:   true,
+	LabelInstanceGPUMemory:         true,
+	LabelInstanceLocalNVMe:         true,
+	LabelInstanceNetworkBandwidth:  true,
+	LabelInstanceHypervisor:        true,
+}
+
+// RestrictedLabelDomains may not be set as NodePool labels: they belong to Kubernetes or Stowage.
+var RestrictedLabelDomains = []string{"kubernetes.io", "k8s.io", Group}
+
+// LabelDomainExceptions are keys inside the restricted domains that a pool may still set.
+var LabelDomainExceptions = []string{"kops.k8s.io", "node.kubernetes.io", "node-restriction.kubernetes.io"}

@@ -1,0 +1,218 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// NodeClass is the EC2 side of a node: image, network, IAM, disks, metadata
+// options, user data and kubelet settings.
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=nodeclasses,scope=Cluster,categories=stowage
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type NodeClass struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   NodeClassSpec   `json:"spec"`
+	Status NodeClassStatus `json:"status,omitempty"`
+}
+
+// NodeClassSpec is how nodes are launched on EC2.
+type NodeClassSpec struct {
+	// AMISelectorTerms pick the image: an alias (al2023@latest, bottlerocket@v1.20.0), tags, a name or an id.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=30
+	AMISelectorTerms []AMISelectorTerm `json:"amiSelectorTerms"`
+	// SubnetSelectorTerms pick the subnets (and so the zones) nodes launch into.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=30
+	SubnetSelectorTerms []SelectorTerm `json:"subnetSelectorTerms"`
+	// SecurityGroupSelectorTerms pick the security groups of the nodes.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=30
+	SecurityGroupSelectorTerms []SecurityGroupSelectorTerm `json:"securityGroupSelectorTerms"`
+	// Role is the IAM role of the nodes; Stowage manages an instance profile for it. Exclusive with InstanceProfile.
+	// +optional
+	Role string `json:"role,omitempty"`
+	// InstanceProfile is an existing instance profile. Exclusive with Role.
+	// +optional
+	InstanceProfile *string `json:"instanceProfile,omitempty"`
+	// BlockDeviceMappings are the node's EBS volumes; the AMI family's root volume when empty.
+	// +optional
+	// +kubebuilder:validation:MaxItems=50
+	BlockDeviceMappings []BlockDeviceMapping `json:"blockDeviceMappings,omitempty"`
+	// MetadataOptions configure IMDS; IMDSv2 is required and the hop limit is 1 by default.
+	// +optional
+	MetadataOptions *MetadataOptions `json:"metadataOptions,omitempty"`
+	// UserData is merged with the bootstrap Stowage generates for the AMI family.
+	// +optional
+	UserData *string `json:"userData,omitempty"`
+	// Tags are put on instances, volumes and launch templates.
+	// +optional
+	Tags map[string]string `json:"tags,omitempty"`
+	// Kubelet settings; they change the nodes' allocatable resources.
+	// +optional
+	Kubelet *KubeletConfiguration `json:"kubelet,omitempty"`
+	// AssociatePublicIPAddress overrides the subnet's setting.
+	// +optional
+	AssociatePublicIPAddress *bool `json:"associatePublicIPAddress,omitempty"`
+	// DetailedMonitoring turns on one-minute CloudWatch metrics.
+	// +optional
+	DetailedMonitoring *bool `json:"detailedMonitoring,omitempty"`
+}
+
+// AMISelectorTerm selects images. Alias is exclusive with every other field.
+type AMISelectorTerm struct {
+	// Alias is family@version: al2023@latest, bottlerocket@latest, al2023@v20240625.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^(al2023|bottlerocket)@.+$`
+	Alias string `json:"alias,omitempty"`
+	// +optional
+	Tags map[string]string `json:"tags,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Pattern=`^ami-[0-9a-z]+$`
+	ID string `json:"id,omitempty"`
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +optional
+	Owner string `json:"owner,omitempty"`
+}
+
+// SelectorTerm selects subnets by tags or by id.
+type SelectorTerm struct {
+	// +optional
+	Tags map[string]string `json:"tags,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Pattern=`^subnet-[0-9a-z]+$`
+	ID string `json:"id,omitempty"`
+}
+
+// SecurityGroupSelectorTerm selects security groups by tags, id or name.
+type SecurityGroupSelectorTerm struct {
+	// +optional
+	Tags map[string]string `json:"tags,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Pattern=`^sg-[0-9a-z]+$`
+	ID string `json:"id,omitempty"`
+	// +optional
+	Name string `json:"name,omitempty"`
+}
+
+// BlockDeviceMapping is one EBS volume of a node.
+type BlockDeviceMapping struct {
+	// +optional
+	DeviceName *string `json:"deviceName,omitempty"`
+	// +optional
+	EBS *BlockDevice `json:"ebs,omitempty"`
+	// RootVolume marks the volume that backs ephemeral storage.
+	// +optional
+	RootVolume bool `json:"rootVolume,omitempty"`
+}
+
+// BlockDevice is the EBS side of a BlockDeviceMapping.
+type BlockDevice struct {
+	// +optional
+	VolumeSize *resource.Quantity `json:"volumeSize,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Enum=standard;io1;io2;gp2;sc1;st1;gp3
+	VolumeType *string `json:"volumeType,omitempty"`
+	// +optional
+	IOPS *int64 `json:"iops,omitempty"`
+	// +optional
+	Throughput *int64 `json:"throughput,omitempty"`
+	// +optional
+	Encrypted *bool `json:"encrypted,omitempty"`
+	// +optional
+	KMSKeyID *string `json:"kmsKeyID,omitempty"`
+	// +optional
+	DeleteOnTermination *bool `json:"deleteOnTermination,omitempty"`
+	// +optional
+	SnapshotID *string `json:"snapshotID,omitempty"`
+}
+
+// MetadataOptions configure the instance metadata service.
+type MetadataOptions struct {
+	// +optional
+	// +kubebuilder:validation:Enum=enabled;disabled
+	HTTPEndpoint *string `json:"httpEndpoint,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Enum=enabled;disabled
+	HTTPProtocolIPv6 *string `json:"httpProtocolIPv6,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	HTTPPutResponseHopLimit *int64 `json:"httpPutResponseHopLimit,omitempty"`
+	// HTTPTokens is "required" (IMDSv2, the default) or "optional".
+	// +optional
+	// +kubebuilder:validation:Enum=required;optional
+	HTTPTokens *string `json:"httpTokens,omitempty"`
+}
+
+// KubeletConfiguration holds the kubelet settings that shape a node's allocatable resources.
+type KubeletConfiguration struct {
+	// MaxPods overrides the ENI-based pod limit.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MaxPods *int32 `json:"maxPods,omitempty"`
+	// PodsPerCore caps pods at this many per vCPU (and never above MaxPods).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	PodsPerCore *int32 `json:"podsPerCore,omitempty"`
+	// KubeReserved overrides the EKS formula for cpu, memory, ephemeral-storage or pid.
+	// +optional
+	KubeReserved map[string]string `json:"kubeReserved,omitempty"`
+	// SystemReserved reserves resources for the OS.
+	// +optional
+	SystemReserved map[string]string `json:"systemReserved,omitempty"`
+	// EvictionHard thresholds (memory.available, nodefs.available, ...), as quantities or percentages.
+	// +optional
+	EvictionHard map[string]string `json:"evictionHard,omitempty"`
+	// ClusterDNS servers for pods.
+	// +optional
+	ClusterDNS []string `json:"clusterDNS,omitempty"`
+}
+
+// NodeClassStatus reports what the selectors resolved to.
+type NodeClassStatus struct {
+	// +optional
+	Subnets []Subnet `json:"subnets,omitempty"`
+	// +optional
+	SecurityGroups []SecurityGroup `json:"securityGroups,omitempty"`
+	// +optional
+	AMIs []AMI `json:"amis,omitempty"`
+	// +optional
+	InstanceProfile string `json:"instanceProfile,omitempty"`
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Subnet is a resolved subnet.
+type Subnet struct {
+	ID     string `json:"id"`
+	Zone   string `json:"zone"`
+	ZoneID string `json:"zoneID,omitempty"`
+}
+
+// SecurityGroup is a resolved security group.
+type SecurityGroup struct {
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+}
+
+// AMI is a resolved image with the requirements (architecture, GPU variant) it serves.
+type AMI struct {
+	ID           string                                 `json:"id"`
+	Name         string                                 `json:"name,omitempty"`
+	Requirements []NodeSelectorRequirementWithMinValues `json:"requirements,omitempty"`
+}
+
+// NodeClassList is a list of NodeClasses.
+// +kubebuilder:object:root=true
+type NodeClassList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []NodeClass `json:"items"`
+}

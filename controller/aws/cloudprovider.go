@@ -1,0 +1,192 @@
+// Package aws implements cloudprovider.CloudProvider on EC2 by composing the
+// providers below it: instance types and prices, subnets, security groups,
+// AMIs, instance profiles, launch templates and instances.
+package aws
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"k8s.io/utils/clock"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/aws/amifamily"
+	"github.com/stowage-dev/stowage/controller/aws/cache"
+	"github.com/stowage-dev/stowage/controller/aws/instance"
+	"github.com/stowage-dev/stowage/controller/aws/instanceprofile"
+	"github.com/stowage-dev/stowage/controller/aws/instancetype"
+	"github.com/stowage-dev/stowage/controller/aws/launchtemplate"
+	"github.com/stowage-dev/stowage/controller/aws/pricing"
+	"github.com/stowage-dev/stowage/controller/aws/securitygroup"
+	"github.com/stowage-dev/stowage/controller/aws/subnet"
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
+)
+
+var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
+
+// Options configure the AWS cloud provider.
+type Options struct {
+	Cluster           amifamily.Cluster
+	Region            string
+	KubernetesVersion string
+	Clock             clock.Clock
+	Logger            hclog.Logger
+	// Backoff bounds the shortage memory; cache.DefaultBackoff when zero.
+	Backoff cache.Backoff
+	// ResolveTTL is how long a NodeClass resolution is reused; 1 minute when zero.
+	ResolveTTL time.Duration
+	// LaunchAttempts bounds the fleets one Create makes after shortages; 3 when zero.
+	LaunchAttempts int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	if o.ResolveTTL == 0 {
+		o.ResolveTTL = time.Minute
+	}
+	if o.LaunchAttempts == 0 {
+		o.LaunchAttempts = 3
+	}
+	return o
+}
+
+// CloudProvider is Stowage's EC2 cloud.
+type CloudProvider struct {
+	opts        Options
+	classes     NodeClasses
+	subnets     *subnet.Provider
+	sgs         *securitygroup.Provider
+	amis        *amifamily.Provider
+	profiles    *instanceprofile.Provider
+	templates   *launchtemplate.Provider
+	prices      *pricing.Provider
+	types       *instancetype.Provider
+	instances   *instance.Provider
+	unavailable *cache.Unavailable
+	resolved    resolvedCache
+}
+
+// New composes the AWS cloud provider from clients.
+func New(c Clients, classes NodeClasses, opts Options) *CloudProvider {
+	opts = opts.withDefaults()
+	log := opts.Logger.Named("aws")
+	unavailable := cache.NewUnavailable(opts.Clock, opts.Backoff)
+	prices := pricing.NewProvider(c.EC2, c.Pricing, opts.Region, opts.Clock, log.Named("pricing"))
+	return &CloudProvider{
+		opts: opts, classes: classes,
+		subnets:     subnet.NewProvider(c.EC2),
+		sgs:         securitygroup.NewProvider(c.EC2),
+		amis:        amifamily.NewProvider(c.SSM, c.EC2, opts.KubernetesVersion),
+		profiles:    instanceprofile.NewProvider(c.IAM, opts.Cluster.Name),
+		templates:   launchtemplate.NewProvider(c.EC2, opts.Cluster.Name, opts.Clock, log.Named("launchtemplate")),
+		prices:      prices,
+		types:       instancetype.NewProvider(c.EC2, prices, unavailable, opts.Region, opts.Clock, log.Named("instancetype")),
+		instances:   instance.NewProvider(c.EC2, opts.Cluster.Name),
+		unavailable: unavailable,
+		resolved:    resolvedCache{m: map[string]*Resolved{}},
+	}
+}
+
+// Name returns "aws".
+func (c *CloudProvider) Name() string { return "aws" }
+
+// Unavailable is the shortage memory, which the interruption handler also marks.
+func (c *CloudProvider) Unavailable() *cache.Unavailable { return c.unavailable }
+
+// Refresh rediscovers instance types and prices; run it on a timer. Reads keep
+// the previous catalogue while it runs and when it fails.
+func (c *CloudProvider) Refresh(ctx context.Context) error {
+	priceErr := c.prices.Refresh(ctx)
+	if err := c.types.Refresh(ctx); err != nil {
+		return err
+	}
+	return priceErr
+}
+
+// InstanceTypes returns the types the pool's NodeClass can launch.
+func (c *CloudProvider) InstanceTypes(ctx context.Context, pool *v1alpha1.NodePool) ([]*cloudprovider.InstanceType, error) {
+	ref := pool.Spec.Template.Spec.NodeClassRef
+	if ref == nil {
+		return nil, fmt.Errorf("listing instance types for nodepool %s: no nodeClassRef", pool.Name)
+	}
+	nc, r, err := c.classFor(ctx, ref.Name)
+	if err != nil {
+		return nil, err
+	}
+	return c.types.List(ctx, query(nc, r))
+}
+
+func query(nc *v1alpha1.NodeClass, r *Resolved) instancetype.Query {
+	seen := map[string]bool{}
+	var zones []string
+	for _, s := range r.Subnets {
+		if !seen[s.Zone] {
+			seen[s.Zone] = true
+			zones = append(zones, s.Zone)
+		}
+	}
+	return instancetype.Query{Zones: zones, Kubelet: nc.Spec.Kubelet}
+}
+
+// classFor fetches and resolves a NodeClass; failures are NodeClassNotReadyErrors.
+func (c *CloudProvider) classFor(ctx context.Context, name string) (*v1alpha1.NodeClass, *Resolved, error) {
+	nc, err := c.classes.NodeClass(ctx, name)
+	if err != nil {
+		return nil, nil, cloudprovider.NewNodeClassNotReadyError(err)
+	}
+	r, err := c.Resolve(ctx, nc)
+	if err != nil {
+		return nil, nil, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("resolving nodeclass %s: %w", name, err))
+	}
+	return nc, r, nil
+}
+
+// Get returns the claim for a provider id.
+func (c *CloudProvider) Get(ctx context.Context, providerID string) (*v1alpha1.NodeClaim, error) {
+	id, err := instance.ParseProviderID(providerID)
+	if err != nil {
+		return nil, cloudprovider.NewNodeClaimNotFoundError(err)
+	}
+	in, err := c.instances.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return c.claimFromInstance(in), nil
+}
+
+// List returns a claim for every live instance the cluster owns.
+func (c *CloudProvider) List(ctx context.Context) ([]*v1alpha1.NodeClaim, error) {
+	ins, err := c.instances.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*v1alpha1.NodeClaim, 0, len(ins))
+	for _, in := range ins {
+		out = append(out, c.claimFromInstance(in))
+	}
+	return out, nil
+}
+
+// Delete terminates the claim's instance; NodeClaimNotFoundError once it is gone.
+func (c *CloudProvider) Delete(ctx context.Context, claim *v1alpha1.NodeClaim) error {
+	id, err := instance.ParseProviderID(claim.Status.ProviderID)
+	if err != nil {
+		return cloudprovider.NewNodeClaimNotFoundError(err)
+	}
+	if _, err := c.instances.Get(ctx, id); err != nil {
+		return err
+	}
+	return c.instances.Terminate(ctx, id)
+}
+
+// GarbageCollectLaunchTemplates deletes launch templates unused for idle.
+func (c *CloudProvider) GarbageCollectLaunchTemplates(ctx context.Context, idle time.Duration) (int, error) {
+	return c.templates.DeleteUnused(ctx, idle)
+}

@@ -1,0 +1,138 @@
+package instance
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/aws/awserrors"
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
+)
+
+// MaxOverrides is how many (instance type, subnet) pairs one fleet may list.
+const MaxOverrides = 60
+
+// Override is one (instance type, subnet) candidate, launched from a template.
+type Override struct {
+	InstanceType   string
+	Zone           string
+	SubnetID       string
+	LaunchTemplate string // template name
+	Price          float64
+}
+
+// LaunchRequest is one instant fleet for one claim.
+type LaunchRequest struct {
+	Claim        string
+	CapacityType string
+	Overrides    []Override // ranked, cheapest first
+	Tags         map[string]string
+}
+
+// Launch makes one CreateFleet call. It returns the instance started, or nil
+// with the offerings EC2 reported short; an error means the call itself failed.
+func (p *Provider) Launch(ctx context.Context, req LaunchRequest) (*Instance, []cloudprovider.UnavailableOffering, error) {
+	in := p.fleetInput(req)
+	out, err := p.ec2.CreateFleet(ctx, in)
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating fleet: %w", err)
+	}
+	short := shortages(out.Errors, req)
+	for _, fi := range out.Instances {
+		if len(fi.InstanceIds) == 0 || fi.LaunchTemplateAndOverrides == nil || fi.LaunchTemplateAndOverrides.Overrides == nil {
+			continue
+		}
+		o := fi.LaunchTemplateAndOverrides.Overrides
+		inst := &Instance{ID: fi.InstanceIds[0], Type: string(o.InstanceType), SubnetID: aws.ToString(o.SubnetId),
+			Zone: zoneOf(req, aws.ToString(o.SubnetId)), CapacityType: req.CapacityType, State: "pending", Tags: req.Tags}
+		return inst, short, nil
+	}
+	if len(short) == 0 && len(out.Errors) > 0 {
+		e := out.Errors[0]
+		return nil, nil, fmt.Errorf("creating fleet: %s: %s", aws.ToString(e.ErrorCode), aws.ToString(e.ErrorMessage))
+	}
+	return nil, short, nil
+}
+
+func zoneOf(req LaunchRequest, subnetID string) string {
+	for _, o := range req.Overrides {
+		if o.SubnetID == subnetID {
+			return o.Zone
+		}
+	}
+	return ""
+}
+
+func shortages(errs []ec2types.CreateFleetError, req LaunchRequest) []cloudprovider.UnavailableOffering {
+	var out []cloudprovider.UnavailableOffering
+	for _, e := range errs {
+		code := aws.ToString(e.ErrorCode)
+		if !awserrors.IsCapacityCode(code) || e.LaunchTemplateAndOverrides == nil || e.LaunchTemplateAndOverrides.Overrides == nil {
+			continue
+		}
+		o := e.LaunchTemplateAndOverrides.Overrides
+		out = append(out, cloudprovider.UnavailableOffering{InstanceType: string(o.InstanceType),
+			Zone: zoneOf(req, aws.ToString(o.SubnetId)), CapacityType: req.CapacityType, Reason: code})
+	}
+	return out
+}
+
+func (p *Provider) fleetInput(req LaunchRequest) *ec2.CreateFleetInput {
+	byTemplate := map[string][]ec2types.FleetLaunchTemplateOverridesRequest{}
+	var order []string
+	var fp strings.Builder
+	fp.WriteString(req.CapacityType)
+	for i, o := range req.Overrides {
+		if _, ok := byTemplate[o.LaunchTemplate]; !ok {
+			order = append(order, o.LaunchTemplate)
+		}
+		byTemplate[o.LaunchTemplate] = append(byTemplate[o.LaunchTemplate], ec2types.FleetLaunchTemplateOverridesRequest{
+			InstanceType: ec2types.InstanceType(o.InstanceType), SubnetId: aws.String(o.SubnetID), Priority: aws.Float64(float64(i)),
+		})
+		fmt.Fprintf(&fp, "|%s/%s/%s", o.LaunchTemplate, o.InstanceType, o.SubnetID)
+	}
+	var configs []ec2types.FleetLaunchTemplateConfigRequest
+	for _, name := range order {
+		configs = append(configs, ec2types.FleetLaunchTemplateConfigRequest{
+			LaunchTemplateSpecification: &ec2types.FleetLaunchTemplateSpecificationRequest{LaunchTemplateName: aws.String(name), Version: aws.String("$Latest")},
+			Overrides:                   byTemplate[name],
+		})
+	}
+	in := &ec2.CreateFleetInput{
+		Type:                  ec2types.FleetTypeInstant,
+		ClientToken:           aws.String(ClientToken(req.Claim, fp.String())),
+		LaunchTemplateConfigs: configs,
+		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{
+			TotalTargetCapacity: aws.Int32(1), DefaultTargetCapacityType: ec2types.DefaultTargetCapacityType(req.CapacityType)},
+		TagSpecifications: tagSpecs(req.Tags),
+	}
+	if req.CapacityType == v1alpha1.CapacityTypeSpot {
+		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategyPriceCapacityOptimized}
+	} else {
+		in.OnDemandOptions = &ec2types.OnDemandOptionsRequest{AllocationStrategy: ec2types.FleetOnDemandAllocationStrategyLowestPrice}
+	}
+	return in
+}
+
+func tagSpecs(tags map[string]string) []ec2types.TagSpecification {
+	keys := make([]string, 0, len(tags))
+	for k := range tags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	list := make([]ec2types.Tag, 0, len(keys))
+	for _, k := range keys {
+		list = append(list, ec2types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
+	}
+	return []ec2types.TagSpecification{
+		{ResourceType: ec2types.ResourceTypeInstance, Tags: list},
+		{ResourceType: ec2types.ResourceTypeVolume, Tags: list},
+		{ResourceType: ec2types.ResourceTypeFleet, Tags: list},
+	}
+}

@@ -1,0 +1,162 @@
+// Package instancetype discovers EC2 instance types (DescribeInstanceTypes and
+// DescribeInstanceTypeOfferings), prices them, and builds the same
+// cloudprovider.InstanceType shape as the built-in catalogue.
+package instancetype
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"k8s.io/utils/clock"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/aws/cache"
+	"github.com/stowage-dev/stowage/controller/aws/pricing"
+	"github.com/stowage-dev/stowage/controller/aws/sdk"
+	"github.com/stowage-dev/stowage/controller/catalogue"
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
+)
+
+// Query says which instance types a NodeClass can launch.
+type Query struct {
+	// Zones the NodeClass's subnets span; offerings exist only there.
+	Zones   []string
+	Kubelet *v1alpha1.KubeletConfiguration
+	// RootVolumeGiB sizes ephemeral storage; the catalogue default when zero.
+	RootVolumeGiB int64
+}
+
+func (q Query) key() string {
+	b, _ := json.Marshal(q) //nolint:errchkjson // plain data
+	return string(b)
+}
+
+// Provider serves instance types from the last discovery, refreshed by
+// Refresh; reads never call AWS once a first discovery has succeeded.
+type Provider struct {
+	ec2         sdk.EC2API
+	prices      *pricing.Provider
+	unavailable *cache.Unavailable
+	region      string
+	clk         clock.Clock
+	log         hclog.Logger
+
+	cur     atomic.Pointer[discovered]
+	version atomic.Uint64
+	initMu  sync.Mutex
+
+	mu    sync.Mutex
+	built map[string]*builtList // query key -> types built for it
+}
+
+type builtList struct {
+	stamp     [3]uint64 // discovery version, price version, shortage seq
+	expiresAt time.Time // when the first shortage it reflects lapses
+	types     []*cloudprovider.InstanceType
+}
+
+// NewProvider returns a provider with nothing discovered yet.
+func NewProvider(ec2API sdk.EC2API, prices *pricing.Provider, unavailable *cache.Unavailable, region string, clk clock.Clock, log hclog.Logger) *Provider {
+	return &Provider{ec2: ec2API, prices: prices, unavailable: unavailable, region: region, clk: clk, log: log, built: map[string]*builtList{}}
+}
+
+// Refresh rediscovers types and offerings and swaps them in; on error the
+// previous discovery stays.
+func (p *Provider) Refresh(ctx context.Context) error {
+	d, err := p.discover(ctx)
+	if err != nil {
+		return err
+	}
+	p.cur.Store(d)
+	p.version.Add(1)
+	p.log.Debug("discovered instance types", "count", len(d.infos))
+	return nil
+}
+
+// ensure runs a first discovery (and price refresh) when none has succeeded;
+// later reads never wait.
+func (p *Provider) ensure(ctx context.Context) error {
+	if p.cur.Load() != nil {
+		return nil
+	}
+	p.initMu.Lock()
+	defer p.initMu.Unlock()
+	if p.cur.Load() != nil {
+		return nil
+	}
+	if p.prices.Version() == 0 {
+		if err := p.prices.Refresh(ctx); err != nil {
+			p.log.Warn("pricing from the built-in table", "error", err)
+		}
+	}
+	return p.Refresh(ctx)
+}
+
+// List returns the types a NodeClass can launch, with offerings in its zones,
+// priced, and marked unavailable while the shortage memory avoids them. The
+// result is shared: callers must not modify it.
+func (p *Provider) List(ctx context.Context, q Query) ([]*cloudprovider.InstanceType, error) {
+	if err := p.ensure(ctx); err != nil {
+		return nil, fmt.Errorf("listing instance types: %w", err)
+	}
+	stamp := [3]uint64{p.version.Load(), p.prices.Version(), p.unavailable.Seq()}
+	key := q.key()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if b, ok := p.built[key]; ok && b.stamp == stamp && !p.expired(b) {
+		return b.types, nil
+	}
+	expiresAt := p.unavailable.NextExpiry()
+	types := p.build(q)
+	p.built[key] = &builtList{stamp: stamp, expiresAt: expiresAt, types: types}
+	return types, nil
+}
+
+// expired reports whether a shortage has lapsed since the list was built.
+func (p *Provider) expired(b *builtList) bool {
+	return !b.expiresAt.IsZero() && !p.clk.Now().Before(b.expiresAt)
+}
+
+func (p *Provider) build(q Query) []*cloudprovider.InstanceType {
+	d := p.cur.Load()
+	opts := catalogue.Options{Region: p.region, Zones: q.Zones, Kubelet: q.Kubelet, RootVolumeGiB: q.RootVolumeGiB}
+	out := make([]*cloudprovider.InstanceType, 0, len(d.infos))
+	for _, info := range d.infos {
+		od, ok := p.prices.OnDemand(info.Name)
+		if !ok {
+			continue // a type with no price cannot be compared, so it is never launched
+		}
+		info.OnDemandPrice = od
+		ofs := p.offerings(info, d.zones[info.Name], q.Zones)
+		if len(ofs) == 0 {
+			continue
+		}
+		out = append(out, catalogue.NewInstanceType(info, opts, ofs))
+	}
+	return out
+}
+
+func (p *Provider) offerings(info catalogue.Info, typeZones, classZones []string) cloudprovider.Offerings {
+	var ofs cloudprovider.Offerings
+	for _, zone := range classZones {
+		if !slices.Contains(typeZones, zone) {
+			continue
+		}
+		if spot, ok := p.prices.Spot(info.Name, zone); ok {
+			ofs = append(ofs, p.offering(info.Name, zone, v1alpha1.CapacityTypeSpot, spot))
+		}
+		ofs = append(ofs, p.offering(info.Name, zone, v1alpha1.CapacityTypeOnDemand, info.OnDemandPrice))
+	}
+	return ofs
+}
+
+func (p *Provider) offering(name, zone, ct string, price float64) cloudprovider.Offering {
+	short := p.unavailable.IsUnavailable(cache.Offering{InstanceType: name, Zone: zone, CapacityType: ct})
+	return cloudprovider.Offering{Zone: zone, CapacityType: ct, Price: price, Available: !short}
+}

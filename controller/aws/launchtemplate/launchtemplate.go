@@ -1,0 +1,202 @@
+// Package launchtemplate keeps one EC2 launch template per distinct node
+// configuration: created once, reused by every launch, deleted when unused.
+package launchtemplate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/hashicorp/go-hclog"
+	"k8s.io/utils/clock"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/aws/awserrors"
+	"github.com/stowage-dev/stowage/controller/aws/sdk"
+)
+
+// TagCluster marks the launch templates Stowage manages for a cluster.
+const TagCluster = "stowage.dev/cluster"
+
+// Config is everything a launch template fixes.
+type Config struct {
+	ImageID         string
+	SecurityGroups  []string
+	InstanceProfile string
+	UserData        string // base64
+	HTTPTokens      string
+	HopLimit        int32
+	HTTPEndpoint    string
+	BlockDevices    []v1alpha1.BlockDeviceMapping
+	Tags            map[string]string
+	Monitoring      bool
+}
+
+// hash is stable for equal configurations.
+func (c Config) hash() string {
+	b, _ := json.Marshal(c) //nolint:errchkjson // plain data
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// Provider creates and finds launch templates.
+type Provider struct {
+	ec2     sdk.EC2API
+	cluster string
+	clk     clock.PassiveClock
+	log     hclog.Logger
+
+	mu       sync.Mutex
+	lastUsed map[string]time.Time // template name -> last launch that used it
+}
+
+// NewProvider returns a launch template provider for a cluster.
+func NewProvider(ec2API sdk.EC2API, cluster string, clk clock.PassiveClock, log hclog.Logger) *Provider {
+	return &Provider{ec2: ec2API, cluster: cluster, clk: clk, log: log, lastUsed: map[string]time.Time{}}
+}
+
+// Ensure returns the name of the template for cfg, creating it on first use.
+func (p *Provider) Ensure(ctx context.Context, cfg Config) (string, error) {
+	name := fmt.Sprintf("stowage/%s/%s", p.cluster, cfg.hash())
+	p.mu.Lock()
+	_, known := p.lastUsed[name]
+	p.lastUsed[name] = p.clk.Now()
+	p.mu.Unlock()
+	if known {
+		return name, nil
+	}
+	_, err := p.ec2.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{name}})
+	if err == nil {
+		return name, nil
+	}
+	if !awserrors.IsNotFound(err) {
+		p.forget(name)
+		return "", fmt.Errorf("describing launch template %s: %w", name, err)
+	}
+	if err := p.create(ctx, name, cfg); err != nil {
+		p.forget(name)
+		return "", err
+	}
+	p.log.Debug("created launch template", "launch_template", name, "image_id", cfg.ImageID)
+	return name, nil
+}
+
+// Forget drops a template from memory so the next Ensure checks EC2 again
+// (after a launch reported it missing).
+func (p *Provider) forget(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.lastUsed, name)
+}
+
+// Invalidate forgets every template, as when EC2 says one no longer exists.
+func (p *Provider) Invalidate() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lastUsed = map[string]time.Time{}
+}
+
+func (p *Provider) create(ctx context.Context, name string, cfg Config) error {
+	tags := []ec2types.Tag{{Key: aws.String(TagCluster), Value: aws.String(p.cluster)}}
+	_, err := p.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
+		LaunchTemplateName: aws.String(name),
+		LaunchTemplateData: templateData(cfg),
+		TagSpecifications:  []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: tags}},
+	})
+	if err != nil && awserrors.Code(err) != "InvalidLaunchTemplateName.AlreadyExistsException" {
+		return fmt.Errorf("creating launch template %s: %w", name, err)
+	}
+	return nil
+}
+
+func templateData(cfg Config) *ec2types.RequestLaunchTemplateData {
+	d := &ec2types.RequestLaunchTemplateData{
+		ImageId:            aws.String(cfg.ImageID),
+		SecurityGroupIds:   cfg.SecurityGroups,
+		IamInstanceProfile: &ec2types.LaunchTemplateIamInstanceProfileSpecificationRequest{Name: aws.String(cfg.InstanceProfile)},
+		UserData:           aws.String(cfg.UserData),
+		Monitoring:         &ec2types.LaunchTemplatesMonitoringRequest{Enabled: aws.Bool(cfg.Monitoring)},
+		MetadataOptions: &ec2types.LaunchTemplateInstanceMetadataOptionsRequest{
+			HttpTokens:              ec2types.LaunchTemplateHttpTokensState(cfg.HTTPTokens),
+			HttpPutResponseHopLimit: aws.Int32(cfg.HopLimit),
+			HttpEndpoint:            ec2types.LaunchTemplateInstanceMetadataEndpointState(cfg.HTTPEndpoint),
+		},
+	}
+	keys := make([]string, 0, len(cfg.Tags))
+	for k := range cfg.Tags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var tags []ec2types.Tag
+	for _, k := range keys {
+		tags = append(tags, ec2types.Tag{Key: aws.String(k), Value: aws.String(cfg.Tags[k])})
+	}
+	if len(tags) > 0 {
+		d.TagSpecifications = []ec2types.LaunchTemplateTagSpecificationRequest{
+			{ResourceType: ec2types.ResourceTypeInstance, Tags: tags}, {ResourceType: ec2types.ResourceTypeVolume, Tags: tags}}
+	}
+	d.BlockDeviceMappings = blockDevices(cfg.BlockDevices)
+	return d
+}
+
+func blockDevices(bdms []v1alpha1.BlockDeviceMapping) []ec2types.LaunchTemplateBlockDeviceMappingRequest {
+	out := make([]ec2types.LaunchTemplateBlockDeviceMappingRequest, 0, len(bdms))
+	for _, b := range bdms {
+		m := ec2types.LaunchTemplateBlockDeviceMappingRequest{DeviceName: b.DeviceName}
+		if e := b.EBS; e != nil {
+			m.Ebs = &ec2types.LaunchTemplateEbsBlockDeviceRequest{Encrypted: e.Encrypted, DeleteOnTermination: e.DeleteOnTermination,
+				KmsKeyId: e.KMSKeyID, SnapshotId: e.SnapshotID}
+			if e.VolumeSize != nil {
+				m.Ebs.VolumeSize = aws.Int32(int32(e.VolumeSize.ScaledValue(30))) //nolint:gosec // GiB fit in int32
+			}
+			if e.VolumeType != nil {
+				m.Ebs.VolumeType = ec2types.VolumeType(*e.VolumeType)
+			}
+			if e.IOPS != nil {
+				m.Ebs.Iops = aws.Int32(int32(*e.IOPS)) //nolint:gosec // bounded by validation
+			}
+			if e.Throughput != nil {
+				m.Ebs.Throughput = aws.Int32(int32(*e.Throughput)) //nolint:gosec // bounded by validation
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// DeleteUnused deletes this cluster's templates that no launch has used for
+// idle (including ones this process never used), and returns how many it deleted.
+func (p *Provider) DeleteUnused(ctx context.Context, idle time.Duration) (int, error) {
+	in := &ec2.DescribeLaunchTemplatesInput{Filters: []ec2types.Filter{{Name: aws.String("tag:" + TagCluster), Values: []string{p.cluster}}}}
+	deleted := 0
+	pager := ec2.NewDescribeLaunchTemplatesPaginator(p.ec2, in)
+	for pager.HasMorePages() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return deleted, fmt.Errorf("describing launch templates: %w", err)
+		}
+		for _, lt := range page.LaunchTemplates {
+			name := aws.ToString(lt.LaunchTemplateName)
+			p.mu.Lock()
+			used, ok := p.lastUsed[name]
+			p.mu.Unlock()
+			if ok && p.clk.Since(used) < idle {
+				continue
+			}
+			if _, err := p.ec2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: aws.String(name)}); awserrors.IgnoreNotFound(err) != nil {
+				return deleted, fmt.Errorf("deleting launch template %s: %w", name, err)
+			}
+			p.forget(name)
+			deleted++
+		}
+	}
+	return deleted, nil
+}

@@ -1,0 +1,130 @@
+package aws
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/aws/awserrors"
+	"github.com/stowage-dev/stowage/controller/aws/subnet"
+)
+
+// NodeClasses finds NodeClass objects by name (an informer cache in the
+// controller, a map in tests).
+type NodeClasses interface {
+	NodeClass(ctx context.Context, name string) (*v1alpha1.NodeClass, error)
+}
+
+// StaticNodeClasses serves NodeClasses from a map.
+type StaticNodeClasses map[string]*v1alpha1.NodeClass
+
+// NodeClass returns the named class or an error.
+func (s StaticNodeClasses) NodeClass(_ context.Context, name string) (*v1alpha1.NodeClass, error) {
+	nc, ok := s[name]
+	if !ok {
+		return nil, fmt.Errorf("getting nodeclass %s: not found", name)
+	}
+	return nc, nil
+}
+
+// Resolved is what a NodeClass's selectors resolve to.
+type Resolved struct {
+	Subnets         []subnet.Subnet
+	SecurityGroups  []v1alpha1.SecurityGroup
+	AMIs            []v1alpha1.AMI
+	InstanceProfile string
+	Hash            string
+	at              time.Time
+}
+
+// Hash is a stable digest of a NodeClass's spec, recorded on claims to detect drift.
+func Hash(nc *v1alpha1.NodeClass) string {
+	b, _ := json.Marshal(nc.Spec) //nolint:errchkjson // API types encode
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+type resolvedCache struct {
+	mu sync.Mutex
+	m  map[string]*Resolved // nodeclass name -> resolution
+}
+
+// Resolve resolves a NodeClass, reusing a resolution of the same spec younger
+// than Options.ResolveTTL.
+func (c *CloudProvider) Resolve(ctx context.Context, nc *v1alpha1.NodeClass) (*Resolved, error) {
+	hash := Hash(nc)
+	c.resolved.mu.Lock()
+	r, ok := c.resolved.m[nc.Name]
+	c.resolved.mu.Unlock()
+	if ok && r.Hash == hash && c.opts.Clock.Since(r.at) < c.opts.ResolveTTL {
+		return r, nil
+	}
+	r, err := c.resolve(ctx, nc)
+	if err != nil {
+		return nil, err
+	}
+	r.Hash, r.at = hash, c.opts.Clock.Now()
+	c.resolved.mu.Lock()
+	c.resolved.m[nc.Name] = r
+	c.resolved.mu.Unlock()
+	return r, nil
+}
+
+func (c *CloudProvider) resolve(ctx context.Context, nc *v1alpha1.NodeClass) (*Resolved, error) {
+	var r Resolved
+	var err error
+	if r.Subnets, err = c.subnets.Resolve(ctx, nc.Spec.SubnetSelectorTerms); err != nil {
+		return nil, err
+	}
+	if len(r.Subnets) == 0 {
+		return nil, fmt.Errorf("resolving subnets: no subnet matches the subnetSelectorTerms")
+	}
+	if r.SecurityGroups, err = c.sgs.Resolve(ctx, nc.Spec.SecurityGroupSelectorTerms); err != nil {
+		return nil, err
+	}
+	if len(r.SecurityGroups) == 0 {
+		return nil, fmt.Errorf("resolving security groups: no security group matches the securityGroupSelectorTerms")
+	}
+	if r.AMIs, err = c.amis.Resolve(ctx, nc.Spec.AMISelectorTerms); err != nil {
+		return nil, err
+	}
+	if nc.Spec.InstanceProfile != nil {
+		r.InstanceProfile, err = c.profiles.Existing(ctx, *nc.Spec.InstanceProfile)
+	} else {
+		r.InstanceProfile, err = c.profiles.ForRole(ctx, nc.Spec.Role)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Status reports a NodeClass's resolution as its status: what resolved, and a
+// Ready condition whose message names the failure (for authorisation failures,
+// the missing IAM action).
+func (c *CloudProvider) Status(ctx context.Context, nc *v1alpha1.NodeClass) v1alpha1.NodeClassStatus {
+	cond := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Resolved",
+		LastTransitionTime: metav1.NewTime(c.opts.Clock.Now()), ObservedGeneration: nc.Generation}
+	r, err := c.Resolve(ctx, nc)
+	if err != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "ResolutionFailed", err.Error()
+		if awserrors.IsUnauthorized(err) {
+			cond.Reason = "Unauthorized"
+			cond.Message = "missing permission " + awserrors.MissingAction(err, "ec2", "Describe") + ": " + err.Error()
+		}
+		return v1alpha1.NodeClassStatus{Conditions: []metav1.Condition{cond}}
+	}
+	st := v1alpha1.NodeClassStatus{SecurityGroups: r.SecurityGroups, AMIs: r.AMIs, InstanceProfile: r.InstanceProfile,
+		Conditions: []metav1.Condition{cond}}
+	for _, s := range r.Subnets {
+		st.Subnets = append(st.Subnets, v1alpha1.Subnet{ID: s.ID, Zone: s.Zone, ZoneID: s.ZoneID})
+	}
+	return st
+}

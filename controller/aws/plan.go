@@ -1,0 +1,107 @@
+package aws
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/aws/amifamily"
+	"github.com/stowage-dev/stowage/controller/aws/instance"
+	"github.com/stowage-dev/stowage/controller/aws/launchtemplate"
+	"github.com/stowage-dev/stowage/controller/aws/subnet"
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
+	"github.com/stowage-dev/stowage/controller/scheduling"
+)
+
+// launchPlan is one fleet request and what its overrides stand for.
+type launchPlan struct {
+	req    instance.LaunchRequest
+	types  map[string]*cloudprovider.InstanceType // instance type -> type
+	images map[string]string                      // instance type -> image id
+}
+
+func (c *CloudProvider) plan(ctx context.Context, claim *v1alpha1.NodeClaim, nc *v1alpha1.NodeClass, r *Resolved, candidates []*cloudprovider.InstanceType, reqs scheduling.Requirements) (*launchPlan, error) {
+	zones := subnet.PerZone(r.Subnets)
+	p := &launchPlan{req: instance.LaunchRequest{Claim: claim.Name, Tags: c.instanceTags(claim, nc, r)},
+		types: map[string]*cloudprovider.InstanceType{}, images: map[string]string{}}
+	p.req.CapacityType = c.chooseCapacityType(candidates, reqs, zones)
+	if p.req.CapacityType == "" {
+		return p, nil
+	}
+	templates := map[string]string{} // image id -> template name
+	for _, o := range c.rank(candidates, p.req.CapacityType, reqs, zones, instance.MaxOverrides) {
+		ami, ok := amifamily.Select(r.AMIs, o.it)
+		if !ok {
+			continue
+		}
+		lt, ok := templates[ami.ID]
+		if !ok {
+			name, err := c.templates.Ensure(ctx, c.templateConfig(claim, nc, r, ami.ID))
+			if err != nil {
+				return nil, c.launchError(err, "CreateLaunchTemplate")
+			}
+			templates[ami.ID], lt = name, name
+		}
+		p.req.Overrides = append(p.req.Overrides, instance.Override{InstanceType: o.it.Name, Zone: o.zone,
+			SubnetID: zones[o.zone].ID, LaunchTemplate: lt, Price: o.price})
+		p.types[o.it.Name], p.images[o.it.Name] = o.it, ami.ID
+	}
+	return p, nil
+}
+
+func (c *CloudProvider) instanceTags(claim *v1alpha1.NodeClaim, nc *v1alpha1.NodeClass, r *Resolved) map[string]string {
+	tags := map[string]string{}
+	for k, v := range nc.Spec.Tags {
+		tags[k] = v
+	}
+	tags[instance.ClusterTag(c.opts.Cluster.Name)] = "owned"
+	tags[instance.TagNodePool] = claim.Labels[v1alpha1.LabelNodePool]
+	tags[instance.TagNodeClaim] = claim.Name
+	tags[instance.TagNodeClass] = nc.Name
+	tags[v1alpha1.AnnotationNodeClassHash] = r.Hash
+	tags[instance.TagName] = claim.Name
+	return tags
+}
+
+func (c *CloudProvider) templateConfig(claim *v1alpha1.NodeClaim, nc *v1alpha1.NodeClass, r *Resolved, imageID string) launchtemplate.Config {
+	cfg := launchtemplate.Config{ImageID: imageID, InstanceProfile: r.InstanceProfile, HTTPTokens: "required",
+		HopLimit: 1, HTTPEndpoint: "enabled", BlockDevices: nc.Spec.BlockDeviceMappings, Tags: nc.Spec.Tags}
+	for _, g := range r.SecurityGroups {
+		cfg.SecurityGroups = append(cfg.SecurityGroups, g.ID)
+	}
+	if m := nc.Spec.MetadataOptions; m != nil {
+		cfg.HTTPTokens = deref(m.HTTPTokens, cfg.HTTPTokens)
+		cfg.HTTPEndpoint = deref(m.HTTPEndpoint, cfg.HTTPEndpoint)
+		if m.HTTPPutResponseHopLimit != nil {
+			cfg.HopLimit = int32(*m.HTTPPutResponseHopLimit) //nolint:gosec // validated 1..64
+		}
+	}
+	if nc.Spec.DetailedMonitoring != nil {
+		cfg.Monitoring = *nc.Spec.DetailedMonitoring
+	}
+	taints := append(append([]corev1.Taint{v1alpha1.UnregisteredNoExecuteTaint}, claim.Spec.Taints...), claim.Spec.StartupTaints...)
+	cfg.UserData = amifamily.UserData(amifamily.Family(nc), amifamily.Bootstrap{
+		Cluster: c.opts.Cluster, Kubelet: nc.Spec.Kubelet, Labels: nodeLabels(claim), Taints: taints, CustomData: nc.Spec.UserData,
+	})
+	return cfg
+}
+
+// nodeLabels are the claim's labels the kubelet registers with: the pool's own,
+// not the ones Stowage derives from the instance.
+func nodeLabels(claim *v1alpha1.NodeClaim) map[string]string {
+	out := map[string]string{}
+	for k, v := range claim.Labels {
+		if !v1alpha1.WellKnownLabels[k] || k == v1alpha1.LabelNodePool {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func deref(s *string, def string) string {
+	if s == nil || *s == "" {
+		return def
+	}
+	return *s
+}

@@ -1,0 +1,129 @@
+package aws_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	stowaws "github.com/stowage-dev/stowage/controller/aws"
+	"github.com/stowage-dev/stowage/controller/aws/amifamily"
+	"github.com/stowage-dev/stowage/internal/awsemu"
+)
+
+const (
+	cluster    = "test"
+	k8sVersion = "1.37"
+	nodeRole   = "StowageNodeRole"
+)
+
+// env is an emulator on loopback and a cloud provider whose real SDK clients
+// talk to it.
+type env struct {
+	emu     *awsemu.Emulator
+	srv     *httptest.Server
+	clients stowaws.Clients
+	cp      *stowaws.CloudProvider
+	clk     *clocktesting.FakeClock
+	nc      *v1alpha1.NodeClass
+	subnets []string
+	sg      string
+	images  map[string]string
+}
+
+func newEnv(t testing.TB, types []awsemu.InstanceTypeSpec, zones int) *env {
+	t.Helper()
+	cfg := awsemu.DefaultConfig()
+	cfg.InstanceTypes, cfg.Zones = types, awsemu.ZonesFor("us-east-1", zones)
+	cfg.PendingDelay, cfg.ShuttingDownDelay = 0, 0
+	e := &env{emu: awsemu.New(cfg), clk: clocktesting.NewFakeClock(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))}
+	e.srv = e.emu.Start()
+	t.Cleanup(e.srv.Close)
+	e.subnets, e.sg = e.emu.SeedDefaultNetwork(cluster)
+	e.images = e.emu.SeedEKSImages(k8sVersion)
+	e.emu.AddRole(nodeRole)
+	e.clients = stowaws.ClientsFromConfig(sdkConfig(e.srv.URL, 3))
+	e.nc = nodeClass("default", "al2023@latest")
+	e.cp = e.newProvider(e.clients)
+	return e
+}
+
+func (e *env) newProvider(c stowaws.Clients) *stowaws.CloudProvider {
+	return stowaws.New(c, stowaws.StaticNodeClasses{e.nc.Name: e.nc}, stowaws.Options{
+		Cluster:           amifamily.Cluster{Name: cluster, Endpoint: "https://api.test", CABundle: "Q0E=", CIDR: "10.100.0.0/16"},
+		Region:            "us-east-1",
+		KubernetesVersion: k8sVersion,
+		Clock:             e.clk,
+	})
+}
+
+// sdkConfig points every client at the emulator with static credentials and a
+// short retry backoff.
+func sdkConfig(url string, attempts int) awssdk.Config {
+	return awssdk.Config{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("AKIDEMULATOR", "secret", ""),
+		BaseEndpoint: awssdk.String(url),
+		Retryer: func() awssdk.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts, o.MaxBackoff = attempts, 5*time.Millisecond
+			})
+		},
+	}
+}
+
+func nodeClass(name, alias string) *v1alpha1.NodeClass {
+	tags := map[string]string{"stowage.dev/discovery": cluster}
+	return &v1alpha1.NodeClass{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.NodeClassSpec{
+			AMISelectorTerms:           []v1alpha1.AMISelectorTerm{{Alias: alias}},
+			SubnetSelectorTerms:        []v1alpha1.SelectorTerm{{Tags: tags}},
+			SecurityGroupSelectorTerms: []v1alpha1.SecurityGroupSelectorTerm{{Tags: tags}},
+			Role:                       nodeRole,
+		},
+	}
+}
+
+func nodePool(nc string) *v1alpha1.NodePool {
+	return &v1alpha1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "default"},
+		Spec: v1alpha1.NodePoolSpec{Template: v1alpha1.NodeClaimTemplate{Spec: v1alpha1.NodeClaimTemplateSpec{
+			NodeClassRef: &v1alpha1.NodeClassReference{Group: v1alpha1.Group, Kind: "NodeClass", Name: nc}}}}}
+}
+
+func nodeClaim(name string, types, capacityTypes []string) *v1alpha1.NodeClaim {
+	return &v1alpha1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1alpha1.LabelNodePool: "default"}},
+		Spec: v1alpha1.NodeClaimSpec{
+			NodeClassRef: &v1alpha1.NodeClassReference{Group: v1alpha1.Group, Kind: "NodeClass", Name: "default"},
+			Requirements: []v1alpha1.NodeSelectorRequirementWithMinValues{
+				{Key: corev1.LabelInstanceTypeStable, Operator: v1alpha1.OperatorIn, Values: types},
+				{Key: v1alpha1.LabelCapacityType, Operator: v1alpha1.OperatorIn, Values: capacityTypes},
+			},
+			Resources: v1alpha1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}},
+		},
+	}
+}
+
+func ctx(t testing.TB) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func allZones(e *env, instanceType, capacityType string) []awsemu.PoolKey {
+	var keys []awsemu.PoolKey
+	for _, z := range e.emu.Zones() {
+		keys = append(keys, awsemu.PoolKey{InstanceType: instanceType, Zone: z.Name, CapacityType: capacityType})
+	}
+	return keys
+}

@@ -1,0 +1,35 @@
+// Command stowage is Stowage's one binary: `schedule` answers what Stowage would
+// decide on a snapshot of a cluster; more subcommands join it as they are built.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `usage: stowage <command> [flags]
+
+commands:
+  schedule   decide where pending pods go and which nodes to launch, from a snapshot file
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "schedule":
+		return runSchedule(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "stowage: unknown command %q\n%s", args[0], usage)
+	return 2
+}

@@ -1,0 +1,147 @@
+package scheduler
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
+	"github.com/stowage-dev/stowage/controller/scheduling"
+)
+
+// finish turns the solver's nodes into Results.
+func (sv *solver) finish(r *Results) {
+	for _, n := range sv.nodes[:sv.existing] {
+		for _, p := range n.pods {
+			r.Existing = append(r.Existing, Placement{Pod: p.pod, Node: n.name})
+		}
+	}
+	slices.SortStableFunc(r.Existing, func(a, b Placement) int { return comparePods(a.Pod, b.Pod) })
+	for _, n := range sv.nodes[sv.existing:] {
+		r.NewNodeClaims = append(r.NewNodeClaims, sv.newNodeClaim(n))
+	}
+	slices.SortStableFunc(r.Unschedulable, func(a, b Unschedulable) int { return comparePods(a.Pod, b.Pod) })
+}
+
+func comparePods(a, b *corev1.Pod) int {
+	return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+}
+
+// newNodeClaim ranks every type that fits the claim's pods by price, within the
+// pool's limits, and keeps at most MaxInstanceTypes of them.
+func (sv *solver) newNodeClaim(n *node) *NewNodeClaim {
+	headroom := n.pool.limits.Sub(n.pool.usage).Add(n.types[n.cur].it.Capacity)
+	var ranked []*typeOption
+	for _, t := range n.types[n.cur:] {
+		if !n.used.Fits(t.alloc) {
+			continue
+		}
+		if n.pool.exceeds(t.it.Capacity, headroom) {
+			continue
+		}
+		ranked = append(ranked, t)
+		if len(ranked) == sv.opts.MaxInstanceTypes {
+			break
+		}
+	}
+	first := ranked[0]
+	names := make([]string, len(ranked))
+	types := make([]*cloudprovider.InstanceType, len(ranked))
+	for i, t := range ranked {
+		names[i], types[i] = t.it.Name, t.it
+	}
+	reqs := n.reqs.Copy()
+	reqs.Add(scheduling.NewRequirement(corev1.LabelInstanceTypeStable, v1alpha1.OperatorIn, names...))
+	offering, _ := first.it.Offerings.Available().Compatible(reqs).Cheapest()
+	pods := make([]*corev1.Pod, len(n.pods))
+	for i, p := range n.pods {
+		pods[i] = p.pod
+	}
+	slices.SortStableFunc(pods, comparePods)
+	return &NewNodeClaim{Name: n.name, NodePool: n.pool.name, Requirements: reqs, InstanceTypes: types, Pods: pods,
+		Requests: n.used.Add(first.daemonSet), DaemonSetRequests: first.daemonSet, Offering: offering}
+}
+
+// exceeds reports whether capacity goes over headroom in a resource the pool limits.
+func (p *pool) exceeds(capacity, headroom scheduling.Resources) bool {
+	for _, name := range p.limited {
+		if capacity.Get(name) > headroom.Get(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// explain says, pool by pool, why a pod fits nowhere.
+func (sv *solver) explain(p *podInfo) string {
+	if len(sv.pools) == 0 {
+		return "no nodepool exists"
+	}
+	c := p.class
+	var reasons []string
+	for _, pl := range sv.pools {
+		reasons = append(reasons, fmt.Sprintf("nodepool %s: %s", pl.name, sv.poolReason(p, c, pl)))
+	}
+	return strings.Join(reasons, "; ")
+}
+
+func (sv *solver) poolReason(p *podInfo, c *podClass, pl *pool) string {
+	if err := scheduling.Tolerates(pl.taints, c.tolerations); err != nil {
+		return err.Error()
+	}
+	if len(pl.types) == 0 {
+		return "no instance type it allows has an available offering"
+	}
+	var term scheduling.Requirements
+	for _, t := range c.terms {
+		if termCompatible(pl.reqs, t) {
+			term = t
+			break
+		}
+	}
+	if term == nil {
+		if err := pl.reqs.Compatible(c.terms[0]); err != nil {
+			return err.Error()
+		}
+		return fmt.Sprintf("its requirements conflict with the pod's node selector %s", c.terms[0])
+	}
+	reqs := pl.reqs.Merge(term)
+	types := filterTypes(pl.types, reqs)
+	if len(types) == 0 {
+		return fmt.Sprintf("no instance type matches %s with an available offering", term)
+	}
+	if firstFit(types, 0, p.requests) < 0 {
+		name := p.requests.Exceeding(maxAllocatable(types))
+		return fmt.Sprintf("no instance type offers %s %s in zones [%s]", quantity(name, p.requests.Get(name)), name,
+			strings.Join(pl.domainsFor(corev1.LabelTopologyZone, term), " "))
+	}
+	if name, ok := pl.withinLimits(types[firstFit(types, 0, p.requests)].it.Capacity, true); !ok {
+		return fmt.Sprintf("launching would exceed its %s limit", name)
+	}
+	if _, conflict := (&scheduling.HostPortUsage{}).Conflict(c.hostPorts); conflict {
+		return "host ports conflict"
+	}
+	return sv.topologyReason(c)
+}
+
+func (sv *solver) topologyReason(c *podClass) string {
+	for _, g := range slices.Concat(c.spreads, c.affinities, c.antiAffinities) {
+		return fmt.Sprintf("cannot satisfy %s", g)
+	}
+	return "no node with room satisfies every constraint"
+}
+
+func quantity(name corev1.ResourceName, v int64) string {
+	switch name {
+	case corev1.ResourceCPU:
+		return resource.NewMilliQuantity(v, resource.DecimalSI).String()
+	case corev1.ResourceMemory, corev1.ResourceEphemeralStorage:
+		return resource.NewQuantity(v, resource.BinarySI).String()
+	}
+	return resource.NewQuantity(v, resource.DecimalSI).String()
+}

@@ -1,0 +1,342 @@
+package scheduler
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/scheduling"
+)
+
+// plan is one way to place a pod, computed without changing any state.
+type plan struct {
+	node *node
+	// reqs and types replace the claim's when the pod narrows them; nil keeps them.
+	reqs    scheduling.Requirements
+	types   []*typeOption
+	typeIdx int
+	// cost is what the placement adds to the hourly price.
+	cost float64
+}
+
+// planExisting checks a pod against an existing node or in-flight claim.
+func (sv *solver) planExisting(p *podInfo, c *podClass, n *node) *plan {
+	if scheduling.Tolerates(n.taints, c.tolerations) != nil || !anyTermCompatible(n.reqs, c.terms) {
+		c.skip(n.index)
+		return nil
+	}
+	if _, conflict := n.ports.Conflict(c.hostPorts); conflict {
+		return nil
+	}
+	if ok, permanent := sv.topologyAllows(c, n.domain); !ok {
+		if permanent {
+			c.skip(n.index)
+		}
+		return nil
+	}
+	return &plan{node: n}
+}
+
+// placeClaim puts the pod into a NodeClaim of this solve: into one with room at its
+// current price if there is any, else into whichever of growing a claim or
+// opening a new one costs less.
+func (sv *solver) placeClaim(p *podInfo, c *podClass) bool {
+	var best *plan
+	upgrades := 0
+	for i := sv.existing; i < len(sv.nodes); i++ {
+		n := sv.nodes[i]
+		if c.skipped(i) {
+			continue
+		}
+		want := n.used.Add(p.requests)
+		if !want.Fits(n.maxAlloc) {
+			continue
+		}
+		free := want.Fits(n.types[n.cur].alloc)
+		if !free && upgrades >= upgradeCandidates {
+			continue
+		}
+		pl := sv.planClaim(p, c, n)
+		if pl == nil {
+			continue
+		}
+		if pl.cost <= 0 {
+			sv.commit(p, c, pl)
+			return true
+		}
+		upgrades++
+		if best == nil || pl.cost < best.cost {
+			best = pl
+		}
+	}
+	fresh := sv.planNewClaim(p, c)
+	if best != nil && (fresh == nil || (best.cost <= fresh.cost && best.node.pool.weight >= fresh.node.pool.weight)) {
+		sv.commit(p, c, best)
+		return true
+	}
+	if fresh == nil {
+		return false
+	}
+	sv.addClaim(fresh.node)
+	sv.commit(p, c, fresh)
+	return true
+}
+
+// planNewClaim opens a claim in the first pool, by weight, that can take the pod.
+func (sv *solver) planNewClaim(p *podInfo, c *podClass) *plan {
+	for _, pl := range sv.pools {
+		if len(pl.types) == 0 {
+			continue
+		}
+		n := &node{index: -1, name: fmt.Sprintf("%s-%05d", pl.name, pl.claims+1), pool: pl, reqs: pl.reqs, taints: pl.taints}
+		n.setTypes(pl.types)
+		if plan := sv.planClaim(p, c, n); plan != nil {
+			types := n.types
+			if plan.types != nil {
+				types = plan.types
+			}
+			plan.cost = types[plan.typeIdx].price
+			return plan
+		}
+	}
+	return nil
+}
+
+func (sv *solver) addClaim(n *node) {
+	n.index = len(sv.nodes)
+	n.pool.claims++
+	n.pool.nodes++
+	n.pool.usage = n.pool.usage.Add(n.types[n.cur].it.Capacity)
+	sv.nodes = append(sv.nodes, n)
+}
+
+// planClaim checks a pod against a claim (new or of this solve): taints, node
+// requirements (narrowing the claim's), topology (pinning the claim's domains),
+// resources and limits (growing its type), host ports. Each of the pod's node
+// affinity terms is tried in turn.
+func (sv *solver) planClaim(p *podInfo, c *podClass, n *node) *plan {
+	if scheduling.Tolerates(n.taints, c.tolerations) != nil {
+		c.skip(n.index)
+		return nil
+	}
+	if _, conflict := n.ports.Conflict(c.hostPorts); conflict {
+		return nil
+	}
+	compatible := false
+	for _, term := range c.terms {
+		reqs, ok := narrow(n.reqs, term)
+		if !ok {
+			continue
+		}
+		compatible = true
+		if pl := sv.planTerm(p, c, n, reqs); pl != nil {
+			return pl
+		}
+	}
+	if !compatible {
+		c.skip(n.index)
+	}
+	return nil
+}
+
+// planTerm places the pod on the claim narrowed to reqs (nil: not narrowed).
+func (sv *solver) planTerm(p *podInfo, c *podClass, n *node, reqs scheduling.Requirements) *plan {
+	reqs, ok := sv.pin(c, n, reqs)
+	if !ok {
+		return nil
+	}
+	types, start := n.types, n.cur
+	if reqs != nil {
+		types, start = filterTypes(n.types, reqs), 0
+	}
+	want := n.used.Add(p.requests)
+	j := firstFit(types, start, want)
+	if j < 0 || !sv.minValuesHold(reqsOr(reqs, n.reqs), types, j, want) || !sv.withinLimits(n, types[j]) {
+		return nil
+	}
+	dom := func(key string) string { return claimDomain(n, reqsOr(reqs, n.reqs), key) }
+	if ok, permanent := sv.topologyAllows(c, dom); !ok {
+		if permanent && reqs == nil {
+			c.skip(n.index)
+		}
+		return nil
+	}
+	pl := &plan{node: n, typeIdx: j, cost: types[j].price - n.types[n.cur].price}
+	if reqs != nil {
+		pl.reqs, pl.types = reqs, types
+	}
+	return pl
+}
+
+// withinLimits checks the pool's limits for the claim grown (or opened) to type t.
+func (sv *solver) withinLimits(n *node, t *typeOption) bool {
+	if n.index < 0 {
+		_, ok := n.pool.withinLimits(t.it.Capacity, true)
+		return ok
+	}
+	_, ok := n.pool.withinLimits(t.it.Capacity.Sub(n.types[n.cur].it.Capacity), false)
+	return ok
+}
+
+func reqsOr(a, b scheduling.Requirements) scheduling.Requirements {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func claimDomain(n *node, reqs scheduling.Requirements, key string) string {
+	if key == corev1.LabelHostname {
+		return n.name
+	}
+	if r, ok := reqs[key]; ok {
+		if v := r.Values(); len(v) == 1 {
+			return v[0]
+		}
+	}
+	return ""
+}
+
+// narrow intersects a claim's requirements with one node affinity term of a pod.
+// It returns nil requirements when the term narrows nothing, and false when the
+// term is incompatible. Instance-level labels the claim leaves open are
+// compatible: its instance types define them, and narrowing filters the types.
+func narrow(claim scheduling.Requirements, term scheduling.Requirements) (scheduling.Requirements, bool) {
+	if !termCompatible(claim, term) {
+		return nil, false
+	}
+	for _, key := range term.Keys() {
+		if have, ok := claim[key]; !ok || !have.SubsetOf(term[key]) {
+			return claim.Merge(term), true
+		}
+	}
+	return nil, true
+}
+
+func termCompatible(claim, term scheduling.Requirements) bool {
+	for key, want := range term {
+		have, ok := claim[key]
+		switch {
+		case !ok && (v1alpha1.WellKnownLabels[key] && key != corev1.LabelHostname):
+			continue
+		case !ok:
+			if !want.AllowsAbsent() {
+				return false
+			}
+		case want.AllowsAbsent() && have.AllowsAbsent():
+			continue
+		case have.Intersection(want).IsEmpty():
+			return false
+		}
+	}
+	return true
+}
+
+// typeCompatible reports whether an instance type can serve claim requirements:
+// every label both define must intersect, and a well-known label the type lacks
+// must be allowed to be absent. Pool labels the type does not define are fine.
+func typeCompatible(typeReqs, claim scheduling.Requirements) bool {
+	for key, want := range claim {
+		have, ok := typeReqs[key]
+		if !ok {
+			if v1alpha1.WellKnownLabels[key] && key != v1alpha1.LabelNodePool && key != corev1.LabelHostname && !want.AllowsAbsent() {
+				return false
+			}
+			continue
+		}
+		if have.Intersection(want).IsEmpty() {
+			return false
+		}
+	}
+	return true
+}
+
+// filterTypes keeps the types that can serve reqs, repriced for them, cheapest first.
+func filterTypes(types []*typeOption, reqs scheduling.Requirements) []*typeOption {
+	out := make([]*typeOption, 0, len(types))
+	for _, t := range types {
+		if !typeCompatible(t.it.Requirements, reqs) {
+			continue
+		}
+		price := t.it.CheapestPrice(reqs)
+		if math.IsInf(price, 1) {
+			continue
+		}
+		if price != t.price {
+			t = &typeOption{it: t.it, alloc: t.alloc, daemonSet: t.daemonSet, price: price}
+		}
+		out = append(out, t)
+	}
+	sortTypeOptions(out)
+	return out
+}
+
+// commit applies a plan.
+func (sv *solver) commit(p *podInfo, c *podClass, pl *plan) {
+	n := pl.node
+	if n.isClaim() {
+		before := n.types[n.cur].it.Capacity
+		if pl.reqs != nil {
+			n.reqs = pl.reqs
+			n.types = pl.types
+			n.maxAlloc = maxAllocatable(pl.types)
+		}
+		n.cur = pl.typeIdx
+		n.used = n.used.Add(p.requests)
+		n.pool.usage = n.pool.usage.Add(n.types[n.cur].it.Capacity.Sub(before))
+	} else {
+		n.available = n.available.Sub(p.requests)
+	}
+	n.pods = append(n.pods, p)
+	n.ports.Add(c.hostPorts)
+	sv.record(c, n)
+}
+
+// record counts the placed pod in every topology group it matches or owns.
+func (sv *solver) record(c *podClass, n *node) {
+	for _, g := range c.matches {
+		g.add(n.domain(g.key), false)
+	}
+	for _, g := range slices.Concat(c.spreads, c.antiAffinities) {
+		if d := n.domain(g.key); d != "" {
+			g.owners[d]++
+		}
+	}
+}
+
+// minValuesHold checks every requirement with minValues against the types that
+// would remain candidates (those from j on that fit).
+func (sv *solver) minValuesHold(reqs scheduling.Requirements, types []*typeOption, j int, want scheduling.Resources) bool {
+	if sv.opts.MinValuesPolicy == MinValuesBestEffort {
+		return true
+	}
+	for _, r := range reqs {
+		if r.MinValues == nil {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, t := range types[j:] {
+			if want.Fits(t.alloc) {
+				for _, v := range t.it.Requirements.Get(r.Key).Values() {
+					if r.Has(v) {
+						seen[v] = true
+					}
+				}
+			}
+		}
+		if len(seen) < *r.MinValues {
+			return false
+		}
+	}
+	return true
+}
+
+func joinSorted(values []string) string {
+	s := slices.Clone(values)
+	slices.Sort(s)
+	return strings.Join(s, " ")
+}

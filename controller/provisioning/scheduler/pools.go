@@ -1,0 +1,168 @@
+package scheduler
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
+	"github.com/stowage-dev/stowage/controller/scheduling"
+)
+
+// pool is a NodePool prepared for solving.
+type pool struct {
+	np     *v1alpha1.NodePool
+	name   string
+	weight int32
+	// reqs are the pool's requirements, its labels and its own name as requirements.
+	reqs   scheduling.Requirements
+	taints []corev1.Taint
+	// types are the instance types the pool allows with an available offering, cheapest first.
+	types []*typeOption
+	// limits and usage for the resources the pool caps; hasLimit says which are capped.
+	limits, usage scheduling.Resources
+	limited       []corev1.ResourceName
+	nodeLimit     int64
+	nodes         int64
+	// claims counts the NodeClaims this solve created, for naming.
+	claims int
+}
+
+// typeOption is an instance type as one pool offers it.
+type typeOption struct {
+	it *cloudprovider.InstanceType
+	// alloc is the type's allocatable less the DaemonSet pods that would run on it.
+	alloc     scheduling.Resources
+	daemonSet scheduling.Resources
+	price     float64
+}
+
+func newPool(np *v1alpha1.NodePool, types []*cloudprovider.InstanceType, daemonSets []*appsv1.DaemonSet) *pool {
+	p := &pool{np: np, name: np.Name, taints: np.Spec.Template.Spec.Taints, nodeLimit: -1}
+	if np.Spec.Weight != nil {
+		p.weight = *np.Spec.Weight
+	}
+	p.reqs = scheduling.FromAPI(np.Spec.Template.Spec.Requirements).
+		Merge(scheduling.FromLabels(np.Spec.Template.ObjectMeta.Labels)).
+		Merge(scheduling.FromLabels(map[string]string{v1alpha1.LabelNodePool: np.Name}))
+	p.setLimits(np.Spec.Limits)
+	for _, it := range types {
+		if !typeCompatible(it.Requirements, p.reqs) {
+			continue
+		}
+		price := it.CheapestPrice(p.reqs)
+		if math.IsInf(price, 1) {
+			continue
+		}
+		ds := daemonSetOverhead(daemonSets, p, it)
+		p.types = append(p.types, &typeOption{it: it, alloc: it.Allocatable().Sub(ds), daemonSet: ds, price: price})
+	}
+	sortTypeOptions(p.types)
+	return p
+}
+
+func sortTypeOptions(types []*typeOption) {
+	slices.SortStableFunc(types, func(a, b *typeOption) int {
+		return cmp.Or(cmp.Compare(a.price, b.price), cmp.Compare(a.it.Name, b.it.Name))
+	})
+}
+
+func (p *pool) setLimits(limits corev1.ResourceList) {
+	for _, name := range sortedResourceNames(limits) {
+		q := limits[name]
+		if name == "nodes" {
+			p.nodeLimit = q.Value()
+			continue
+		}
+		v := q.Value()
+		if name == corev1.ResourceCPU {
+			v = q.MilliValue()
+		}
+		p.limits.Set(name, v)
+		p.limited = append(p.limited, name)
+	}
+}
+
+func sortedResourceNames(rl corev1.ResourceList) []corev1.ResourceName {
+	names := make([]corev1.ResourceName, 0, len(rl))
+	for n := range rl {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// withinLimits reports whether adding capacity (and maybe one node) keeps the pool within its limits.
+func (p *pool) withinLimits(capacity scheduling.Resources, newNode bool) (corev1.ResourceName, bool) {
+	if newNode && p.nodeLimit >= 0 && p.nodes+1 > p.nodeLimit {
+		return "nodes", false
+	}
+	for _, name := range p.limited {
+		if p.usage.Get(name)+capacity.Get(name) > p.limits.Get(name) {
+			return name, false
+		}
+	}
+	return "", true
+}
+
+// daemonSetOverhead sums the requests of the DaemonSet pods that would run on a node
+// of this type in this pool: those that tolerate the pool's taints and whose node
+// affinity the node's labels satisfy.
+func daemonSetOverhead(daemonSets []*appsv1.DaemonSet, p *pool, it *cloudprovider.InstanceType) scheduling.Resources {
+	var total scheduling.Resources
+	nodeReqs := p.reqs.Merge(it.Requirements)
+	for _, ds := range daemonSets {
+		pod := &corev1.Pod{ObjectMeta: ds.Spec.Template.ObjectMeta, Spec: ds.Spec.Template.Spec}
+		if scheduling.Tolerates(p.taints, pod.Spec.Tolerations) != nil {
+			continue
+		}
+		if !anyTermCompatible(nodeReqs, nodeRequirementTerms(pod)) {
+			continue
+		}
+		total = total.Add(scheduling.PodRequests(pod))
+	}
+	return total
+}
+
+func anyTermCompatible(node scheduling.Requirements, terms []scheduling.Requirements) bool {
+	for _, t := range terms {
+		if node.Intersects(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// domainsFor lists the values of a topology key that a pool can offer, given
+// requirements that narrow it further.
+func (p *pool) domainsFor(key string, reqs scheduling.Requirements) []string {
+	allowed := p.reqs.Merge(reqs)
+	seen := map[string]bool{}
+	for _, t := range p.types {
+		if key == corev1.LabelTopologyZone || key == v1alpha1.LabelCapacityType {
+			for _, o := range t.it.Offerings {
+				v := o.Zone
+				if key == v1alpha1.LabelCapacityType {
+					v = o.CapacityType
+				}
+				if o.Available && allowed.Get(key).Has(v) {
+					seen[v] = true
+				}
+			}
+			continue
+		}
+		for _, v := range allowed.Merge(t.it.Requirements).Get(key).Values() {
+			seen[v] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for v := range seen {
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,70 @@
+// Package scheduler is Stowage's scheduling core: a pure, deterministic function
+// from a Snapshot of the cluster to Results that say where every pending pod goes
+// and which NodeClaims to launch. The controller, the simulator, the schedule
+// command and every benchmark drive this one function.
+package scheduler
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
+)
+
+// Snapshot is everything a decision reads. Solve never changes it.
+type Snapshot struct {
+	// Pods are the pending pods to place.
+	Pods []*corev1.Pod
+	// Nodes are the existing nodes and in-flight NodeClaims, with the pods bound to them.
+	Nodes     []*StateNode
+	NodePools []*v1alpha1.NodePool
+	// NodeClasses by name.
+	NodeClasses map[string]*v1alpha1.NodeClass
+	// InstanceTypes by NodePool name, with their current offerings.
+	InstanceTypes          map[string][]*cloudprovider.InstanceType
+	DaemonSets             []*appsv1.DaemonSet
+	PersistentVolumeClaims []*corev1.PersistentVolumeClaim
+	PersistentVolumes      []*corev1.PersistentVolume
+	StorageClasses         []*storagev1.StorageClass
+}
+
+// StateNode is a node that exists or is being launched.
+type StateNode struct {
+	// Node is nil while the NodeClaim has not registered.
+	Node *corev1.Node
+	// NodeClaim is nil for nodes Stowage does not manage.
+	NodeClaim *v1alpha1.NodeClaim
+	// Pods bound to the node (or nominated to the in-flight claim), DaemonSet pods included.
+	Pods []*corev1.Pod
+	// MarkedForDeletion nodes take no new pods, and their pods are about to need a home.
+	MarkedForDeletion bool
+}
+
+// Name is the node's name, or the NodeClaim's while it has no node.
+func (n *StateNode) Name() string {
+	if n.Node != nil {
+		return n.Node.Name
+	}
+	return n.NodeClaim.Name
+}
+
+// Options tune a solve.
+type Options struct {
+	// IgnorePreferences drops preferred affinities and ScheduleAnyway spreads instead of trying them.
+	IgnorePreferences bool
+	// MinValuesPolicy is Strict (a claim that cannot keep minValues types is not made) or BestEffort.
+	MinValuesPolicy MinValuesPolicy
+	// MaxInstanceTypes caps each NodeClaim's ranked list (60, CreateFleet's override limit, when zero).
+	MaxInstanceTypes int
+}
+
+// MinValuesPolicy says what to do when a requirement's minValues cannot be met.
+type MinValuesPolicy string
+
+// MinValues policies.
+const (
+	MinValuesStrict     MinValuesPolicy = "Strict"
+	MinValuesBestEffort MinValuesPolicy = "BestEffort"
+)

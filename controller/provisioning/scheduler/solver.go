@@ -1,0 +1,163 @@
+package scheduler
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/scheduling"
+)
+
+// defaultMaxInstanceTypes is CreateFleet's limit on overrides per request.
+const defaultMaxInstanceTypes = 60
+
+// upgradeCandidates bounds how many claims a pod considers growing before it
+// settles for the cheapest of them, which keeps a solve linear in the claims.
+const upgradeCandidates = 16
+
+// solver holds the state of one Solve call.
+type solver struct {
+	snapshot *Snapshot
+	opts     Options
+	pools    []*pool
+	nodes    []*node // existing nodes first, then new claims in creation order
+	existing int     // how many of nodes are existing
+	topology *topology
+	classes  map[string]*podClass
+	volumes  *volumeTopology
+	// minRequest is the smallest cpu and memory any pod asks for; claims with less room are full.
+	minRequest scheduling.Resources
+}
+
+// Solve decides where every pending pod goes. It is a pure function of the
+// snapshot and options: the same input gives the same Results, byte for byte.
+func Solve(s *Snapshot, opts Options) *Results {
+	if opts.MaxInstanceTypes <= 0 {
+		opts.MaxInstanceTypes = defaultMaxInstanceTypes
+	}
+	if opts.MinValuesPolicy == "" {
+		opts.MinValuesPolicy = MinValuesStrict
+	}
+	sv := newSolver(s, opts)
+	pods := sv.podInfos()
+	results := &Results{}
+	for _, p := range pods {
+		if reason := sv.place(p); reason != "" {
+			results.Unschedulable = append(results.Unschedulable, Unschedulable{Pod: p.pod, Reason: reason})
+		}
+	}
+	sv.finish(results)
+	return results
+}
+
+func newSolver(s *Snapshot, opts Options) *solver {
+	sv := &solver{snapshot: s, opts: opts, classes: map[string]*podClass{}}
+	sv.volumes = newVolumeTopology(s)
+	for _, np := range sortedPools(s.NodePools) {
+		sv.pools = append(sv.pools, newPool(np, s.InstanceTypes[np.Name], s.DaemonSets))
+	}
+	var bound []boundPod
+	byName := map[string]*pool{}
+	for _, p := range sv.pools {
+		byName[p.name] = p
+	}
+	for _, sn := range sortedStateNodes(s.Nodes) {
+		n, pods := sv.existingNode(sn)
+		if p, ok := byName[n.labels[v1alpha1.LabelNodePool]]; ok {
+			p.nodes++
+			p.usage = p.usage.Add(stateNodeCapacity(sn))
+		}
+		for _, pod := range pods {
+			bound = append(bound, boundPod{pod: pod, labels: n.labels, node: n.name})
+		}
+	}
+	sv.topology = newTopology(bound)
+	return sv
+}
+
+func sortedPools(pools []*v1alpha1.NodePool) []*v1alpha1.NodePool {
+	out := slices.Clone(pools)
+	weight := func(np *v1alpha1.NodePool) int32 {
+		if np.Spec.Weight == nil {
+			return 0
+		}
+		return *np.Spec.Weight
+	}
+	slices.SortStableFunc(out, func(a, b *v1alpha1.NodePool) int {
+		return cmp.Or(cmp.Compare(weight(b), weight(a)), strings.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+// podInfos builds the pending pods' infos, largest first (CPU, then memory, then
+// name), which packs better than arrival order.
+func (sv *solver) podInfos() []*podInfo {
+	pods := make([]*podInfo, 0, len(sv.snapshot.Pods))
+	for i, pod := range sv.snapshot.Pods {
+		pods = append(pods, &podInfo{pod: pod, requests: scheduling.PodRequests(pod), index: i})
+	}
+	for _, p := range pods {
+		p.class = sv.classFor(p.pod)
+	}
+	sv.linkMatches()
+	// Pods that own a spread go first: the pods they count can go anywhere later,
+	// but once those are placed an owner may find no zone that keeps every
+	// spread it touches within maxSkew.
+	slices.SortStableFunc(pods, func(a, b *podInfo) int {
+		return cmp.Or(
+			cmp.Compare(len(b.class.spreads), len(a.class.spreads)),
+			cmp.Compare(b.requests.CPU, a.requests.CPU),
+			cmp.Compare(b.requests.Memory, a.requests.Memory),
+			strings.Compare(a.pod.Namespace, b.pod.Namespace),
+			strings.Compare(a.pod.Name, b.pod.Name))
+	})
+	if len(pods) > 0 {
+		sv.minRequest = pods[0].requests
+		for _, p := range pods {
+			sv.minRequest.CPU = min(sv.minRequest.CPU, p.requests.CPU)
+			sv.minRequest.Memory = min(sv.minRequest.Memory, p.requests.Memory)
+		}
+	}
+	return pods
+}
+
+// place puts one pod somewhere, relaxing its preferences one at a time, lightest
+// first, while it fits nowhere. It returns the reason when it fits nowhere at all.
+func (sv *solver) place(p *podInfo) string {
+	if p.pod.Spec.NodeName != "" {
+		return ""
+	}
+	for _, c := range sv.variants(p.class) {
+		if c.volumeError != "" {
+			return c.volumeError
+		}
+		if sv.placeExisting(p, c) || sv.placeClaim(p, c) {
+			return ""
+		}
+	}
+	return sv.explain(p)
+}
+
+// variants lists the class with all its preferences, then with each relaxation.
+func (sv *solver) variants(c *podClass) []*podClass {
+	if sv.opts.IgnorePreferences {
+		return c.relaxed[len(c.relaxed)-1:]
+	}
+	return c.relaxed
+}
+
+// placeExisting puts the pod on the first existing node or in-flight claim that takes it.
+func (sv *solver) placeExisting(p *podInfo, c *podClass) bool {
+	for i := 0; i < sv.existing; i++ {
+		n := sv.nodes[i]
+		if c.skipped(n.index) || !p.requests.Fits(n.available) {
+			continue
+		}
+		if pl := sv.planExisting(p, c, n); pl != nil {
+			sv.commit(p, c, pl)
+			return true
+		}
+	}
+	return false
+}

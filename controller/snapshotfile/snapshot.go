@@ -1,0 +1,154 @@
+package snapshotfile
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/catalogue"
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+)
+
+// validate defaults and checks the Stowage objects, and checks that bound pods
+// name nodes of the snapshot.
+func (o *Objects) validate() error {
+	var errs []error
+	classes := map[string]bool{}
+	for _, nc := range o.NodeClasses {
+		nc.SetDefaults()
+		for _, e := range nc.Validate() {
+			errs = append(errs, fmt.Errorf("NodeClass %s: %s", nc.Name, e))
+		}
+		classes[nc.Name] = true
+	}
+	for _, np := range o.NodePools {
+		np.SetDefaults()
+		for _, e := range np.Validate() {
+			errs = append(errs, fmt.Errorf("NodePool %s: %s", np.Name, e))
+		}
+		if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil && len(o.NodeClasses) > 0 && !classes[ref.Name] {
+			errs = append(errs, fmt.Errorf("NodePool %s: spec.template.spec.nodeClassRef.name: NodeClass %q is not in the snapshot; add it or fix the name", np.Name, ref.Name))
+		}
+	}
+	nodes := map[string]bool{}
+	for _, n := range o.Nodes {
+		nodes[n.Name] = true
+	}
+	for _, nc := range o.NodeClaims {
+		nodes[nc.Name] = true
+	}
+	for _, p := range o.Pods {
+		if p.Spec.NodeName != "" && !nodes[p.Spec.NodeName] {
+			errs = append(errs, fmt.Errorf("Pod %s/%s: spec.nodeName: node %q is not in the snapshot; add the Node or remove nodeName to treat the pod as pending", p.Namespace, p.Name, p.Spec.NodeName))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Offering names an offering to mark unavailable: a type in a zone, for one
+// capacity type or, when CapacityType is empty, all of them.
+type Offering struct {
+	InstanceType, Zone, CapacityType string
+}
+
+// Options say how to build instance types for the snapshot.
+type Options struct {
+	Infos []catalogue.Info
+	// Defaults supply the region and zones when no NodeClass status lists subnets.
+	Defaults    catalogue.Options
+	Unavailable []Offering
+}
+
+// Snapshot turns the objects into the scheduler's input.
+func (o *Objects) Snapshot(opts Options) *scheduler.Snapshot {
+	s := &scheduler.Snapshot{NodePools: o.NodePools, NodeClasses: map[string]*v1alpha1.NodeClass{},
+		InstanceTypes: map[string][]*cloudprovider.InstanceType{}, DaemonSets: o.DaemonSets,
+		PersistentVolumeClaims: o.PersistentVolumeClaims, PersistentVolumes: o.PersistentVolumes, StorageClasses: o.StorageClasses}
+	for _, nc := range o.NodeClasses {
+		s.NodeClasses[nc.Name] = nc
+	}
+	for _, np := range o.NodePools {
+		s.InstanceTypes[np.Name] = instanceTypes(s.NodeClasses[nodeClassName(np)], opts)
+	}
+	s.Pods, s.Nodes = o.stateNodes()
+	return s
+}
+
+func nodeClassName(np *v1alpha1.NodePool) string {
+	if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil {
+		return ref.Name
+	}
+	return ""
+}
+
+func instanceTypes(nc *v1alpha1.NodeClass, opts Options) []*cloudprovider.InstanceType {
+	co := opts.Defaults
+	if nc != nil {
+		co.Kubelet = nc.Spec.Kubelet
+		if zones := subnetZones(nc); len(zones) > 0 {
+			co.Zones = zones
+		}
+	}
+	types := catalogue.InstanceTypes(opts.Infos, co)
+	for _, it := range types {
+		for i, of := range it.Offerings {
+			if isUnavailable(opts.Unavailable, it.Name, of) {
+				it.Offerings[i].Available = false
+			}
+		}
+	}
+	return types
+}
+
+func subnetZones(nc *v1alpha1.NodeClass) []string {
+	var zones []string
+	for _, s := range nc.Status.Subnets {
+		if !slices.Contains(zones, s.Zone) {
+			zones = append(zones, s.Zone)
+		}
+	}
+	slices.Sort(zones)
+	return zones
+}
+
+func isUnavailable(list []Offering, name string, of cloudprovider.Offering) bool {
+	return slices.ContainsFunc(list, func(u Offering) bool {
+		return u.InstanceType == name && u.Zone == of.Zone && (u.CapacityType == "" || u.CapacityType == of.CapacityType)
+	})
+}
+
+// stateNodes splits pods into pending and bound, and joins nodes with their claims.
+func (o *Objects) stateNodes() ([]*corev1.Pod, []*scheduler.StateNode) {
+	byName := map[string]*scheduler.StateNode{}
+	var nodes []*scheduler.StateNode
+	for _, n := range o.Nodes {
+		sn := &scheduler.StateNode{Node: n, MarkedForDeletion: n.DeletionTimestamp != nil}
+		byName[n.Name] = sn
+		nodes = append(nodes, sn)
+	}
+	for _, nc := range o.NodeClaims {
+		if sn, ok := byName[nc.Status.NodeName]; ok && nc.Status.NodeName != "" {
+			sn.NodeClaim = nc
+			byName[nc.Name] = sn
+			continue
+		}
+		sn := &scheduler.StateNode{NodeClaim: nc, MarkedForDeletion: nc.DeletionTimestamp != nil}
+		byName[nc.Name] = sn
+		nodes = append(nodes, sn)
+	}
+	var pending []*corev1.Pod
+	for _, p := range o.Pods {
+		switch {
+		case p.Spec.NodeName != "":
+			byName[p.Spec.NodeName].Pods = append(byName[p.Spec.NodeName].Pods, p)
+		case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil:
+		default:
+			pending = append(pending, p)
+		}
+	}
+	return pending, nodes
+}

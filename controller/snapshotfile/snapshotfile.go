@@ -1,0 +1,149 @@
+// Package snapshotfile reads a cluster snapshot from a multi-document YAML stream
+// of Kubernetes objects (what `kubectl get ... -o yaml` prints) so that a user can
+// ask what Stowage would decide on their cluster now.
+package snapshotfile
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+)
+
+// Objects are the objects of a snapshot file, by kind, in file order.
+type Objects struct {
+	Pods                   []*corev1.Pod
+	Nodes                  []*corev1.Node
+	DaemonSets             []*appsv1.DaemonSet
+	PersistentVolumeClaims []*corev1.PersistentVolumeClaim
+	PersistentVolumes      []*corev1.PersistentVolume
+	StorageClasses         []*storagev1.StorageClass
+	NodePools              []*v1alpha1.NodePool
+	NodeClasses            []*v1alpha1.NodeClass
+	NodeClaims             []*v1alpha1.NodeClaim
+}
+
+type header struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Items      []json.RawMessage `json:"items"`
+	Metadata   struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+}
+
+// Read parses every document, strictly: an unknown kind or field is an error that
+// names the document, the object and the field.
+func Read(r io.Reader) (*Objects, error) {
+	objs := &Objects{}
+	docs := utilyaml.NewYAMLReader(bufio.NewReader(r))
+	for i := 1; ; i++ {
+		doc, err := docs.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading document %d: %w", i, err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 || isComment(doc) {
+			continue
+		}
+		if err := objs.add(doc); err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+	}
+	return objs, objs.validate()
+}
+
+func isComment(doc []byte) bool {
+	for _, line := range strings.Split(string(doc), "\n") {
+		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
+			return false
+		}
+	}
+	return true
+}
+
+func (o *Objects) add(doc []byte) error {
+	var h header
+	if err := yaml.Unmarshal(doc, &h); err != nil {
+		return fmt.Errorf("parsing YAML: %w", err)
+	}
+	if h.Kind == "List" || strings.HasSuffix(h.Kind, "List") && h.Items != nil {
+		for j, item := range h.Items {
+			if err := o.add(item); err != nil {
+				return fmt.Errorf("items[%d]: %w", j, err)
+			}
+		}
+		return nil
+	}
+	decode, ok := decoders[h.Kind]
+	if !ok {
+		return fmt.Errorf("kind %q is not part of a snapshot; use %s", h.Kind, strings.Join(kinds(), ", "))
+	}
+	if err := decode(o, doc); err != nil {
+		return fmt.Errorf("%s %s: %w", h.Kind, objectName(h.Metadata.Namespace, h.Metadata.Name), err)
+	}
+	return nil
+}
+
+func objectName(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+func kinds() []string {
+	out := make([]string, 0, len(decoders))
+	for k := range decoders {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// strict decodes doc into a new T, refusing unknown fields.
+func strict[T any](doc []byte) (*T, error) {
+	out := new(T)
+	if err := yaml.UnmarshalStrict(doc, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func appendTo[T any](list *[]*T) func(*Objects, []byte) error {
+	return func(_ *Objects, doc []byte) error {
+		obj, err := strict[T](doc)
+		if err != nil {
+			return err
+		}
+		*list = append(*list, obj)
+		return nil
+	}
+}
+
+var decoders = map[string]func(*Objects, []byte) error{
+	"Pod":                   func(o *Objects, d []byte) error { return appendTo(&o.Pods)(o, d) },
+	"Node":                  func(o *Objects, d []byte) error { return appendTo(&o.Nodes)(o, d) },
+	"DaemonSet":             func(o *Objects, d []byte) error { return appendTo(&o.DaemonSets)(o, d) },
+	"PersistentVolumeClaim": func(o *Objects, d []byte) error { return appendTo(&o.PersistentVolumeClaims)(o, d) },
+	"PersistentVolume":      func(o *Objects, d []byte) error { return appendTo(&o.PersistentVolumes)(o, d) },
+	"StorageClass":          func(o *Objects, d []byte) error { return appendTo(&o.StorageClasses)(o, d) },
+	"NodePool":              func(o *Objects, d []byte) error { return appendTo(&o.NodePools)(o, d) },
+	"NodeClass":             func(o *Objects, d []byte) error { return appendTo(&o.NodeClasses)(o, d) },
+	"NodeClaim":             func(o *Objects, d []byte) error { return appendTo(&o.NodeClaims)(o, d) },
+}

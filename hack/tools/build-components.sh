@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# build-components.sh builds the real components of Stowage's test beds from the
+# Go module proxy into ${STOWAGE_CACHE:-$HOME/.cache/stowage}/bin, once.
+#
+#   build-components.sh                      build every component that is missing
+#   build-components.sh etcd kube-apiserver  build only these
+#
+# Nothing is downloaded but Go modules. Each binary is built under a temporary
+# name and moved into place, so an interrupted run leaves no half-written file.
+# See ../../../shared/docs/real-components.md (or hack/tools/README.md) for why
+# each component is built the way it is.
+set -euo pipefail
+
+readonly K8S_VERSION=v1.37.2
+readonly K8S_STAGING_VERSION=v0.37.2
+readonly ETCD_VERSION=v3.6.16
+readonly KWOK_VERSION=v0.8.0
+readonly TERRAFORM_VERSION=v1.5.7
+readonly RIE_VERSION=v0.0.0-20261030222936-bef5c4ba774d
+
+readonly ALL_COMPONENTS=(etcd kube-apiserver kube-scheduler kube-controller-manager kwok kubectl terraform aws-lambda-rie)
+
+CACHE="${STOWAGE_CACHE:-$HOME/.cache/stowage}"
+BIN="$CACHE/bin"
+SRC="$CACHE/src"
+K8S_DIR="$SRC/kubernetes-$K8S_VERSION"
+ETCD_DIR="$SRC/etcd-$ETCD_VERSION"
+
+# The wrapper modules live outside any workspace and must not inherit the
+# caller's module settings.
+export GOWORK=off GOFLAGS=-buildvcs=false CGO_ENABLED=0
+
+# cleanup removes the temporary files of this run (or, with "all", of any
+# earlier run that was interrupted; only called while holding the lock).
+cleanup() {
+  if [[ "${1:-}" == all ]]; then
+    rm -rf -- "${BIN:?}"/.tmp.* "${SRC:?}"/.tmp.* "${CACHE:?}"/kwok/.tmp.*
+  else
+    rm -rf -- "${BIN:?}"/.tmp.*."$$" "${SRC:?}"/.tmp.*."$$" "${CACHE:?}"/kwok/.tmp.*."$$"
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { printf '%s\n' "$*" >&2; }
+die() { log "build-components: $*"; exit 1; }
+
+# tmp_path prints the temporary path for NAME in DIR that cleanup removes unless it was moved.
+tmp_path() { printf '%s/.tmp.%s.%s' "$1" "$2" "$$"; }
+
+# ---- Kubernetes: one throw-away wrapper module for all four binaries ----
+
+k8s_ldflags() {
+  local minor="${K8S_VERSION#v1.}"
+  minor="${minor%%.*}"
+  printf '%s' "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
+}
+
+# k8s_staging_replaces prints a replace line for every staging module that
+# k8s.io/kubernetes both replaces with ./staging/src and requires (the
+# unpublished sample-* modules are only replaced, so they drop out).
+k8s_staging_replaces() {
+  local gomod="$1" m
+  awk '$2 == "=>" && $3 ~ /^\.\/staging\// {print $1}' "$gomod" | while read -r m; do
+    if awk -v m="$m" '$1 == m && $2 ~ /^v[0-9]/ {f = 1} END {exit !f}' "$gomod"; then
+      printf 'replace %s => %s %s\n' "$m" "$m" "$K8S_STAGING_VERSION"
+    fi
+  done
+}
+
+# k8s_wrapper creates K8S_DIR, the wrapper module, unless it is ready.
+k8s_wrapper() {
+  [[ -f "$K8S_DIR/.ready" ]] && return
+  local tmp gomod
+  tmp="$(tmp_path "$SRC" kubernetes)"
+  mkdir -p "$tmp"
+  gomod="$(cd "$tmp" && go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')"
+  [[ -f "$gomod" ]] || die "downloading k8s.io/kubernetes@$K8S_VERSION go.mod"
+  {
+    printf 'module stowage.local/k8s-components\n\ngo 1.26.0\n\nrequire k8s.io/kubernetes %s\n\n' "$K8S_VERSION"
+    k8s_staging_replaces "$gomod"
+  } >"$tmp/go.mod"
+  (cd "$tmp" && go get \
+    "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" \
+    "k8s.io/kubernetes/cmd/kube-scheduler@$K8S_VERSION" \
+    "k8s.io/kubernetes/cmd/kube-controller-manager@$K8S_VERSION" \
+    "k8s.io/kubernetes/cmd/kubectl@$K8S_VERSION" >&2) || die "resolving the kubernetes wrapper module"
+  touch "$tmp/.ready"
+  rm -rf -- "$K8S_DIR"
+  mv "$tmp" "$K8S_DIR"
+}
+
+build_k8s() {
+  local name="$1" out
+  k8s_wrapper
+  out="$(tmp_path "$BIN" "$name")"
+  (cd "$K8S_DIR" && go build -ldflags "$(k8s_ldflags)" -o "$out" "k8s.io/kubernetes/cmd/$name")
+  mv "$out" "$BIN/$name"
+}
+
+# ---- etcd: a wrapper module pinning the server and its siblings ----
+
+# etcd_wrapper creates ETCD_DIR, the wrapper module, unless it is ready.
+etcd_wrapper() {
+  [[ -f "$ETCD_DIR/.ready" ]] && return
+  local tmp m mods=()
+  tmp="$(tmp_path "$SRC" etcd)"
+  mkdir -p "$tmp"
+  printf 'module stowage.local/etcd-component\n\ngo 1.26.0\n' >"$tmp/go.mod"
+  for m in server api client/pkg client pkg; do mods+=("go.etcd.io/etcd/$m/v3@$ETCD_VERSION"); done
+  (cd "$tmp" && go get "${mods[@]}" >&2) || die "resolving the etcd wrapper module"
+  touch "$tmp/.ready"
+  rm -rf -- "$ETCD_DIR"
+  mv "$tmp" "$ETCD_DIR"
+}
+
+build_etcd() {
+  local out
+  etcd_wrapper
+  out="$(tmp_path "$BIN" etcd)"
+  (cd "$ETCD_DIR" && go build -ldflags "-s -w" -o "$out" go.etcd.io/etcd/server/v3)
+  mv "$out" "$BIN/etcd"
+}
+
+# ---- plain go install: kwok, terraform, aws-lambda-rie ----
+
+# go_install installs PKG@VERSION as BIN/NAME through a temporary GOBIN.
+go_install() {
+  local name="$1" pkg="$2" gobin
+  gobin="$(tmp_path "$BIN" "$name-gobin")"
+  mkdir -p "$gobin"
+  (cd "$CACHE" && GOBIN="$gobin" go install -ldflags "-s -w" "$pkg")
+  mv "$gobin/$name" "$BIN/$name"
+}
+
+# kwok_stages concatenates the Stage objects kwok needs (it refuses to start
+# without any) from the kwok module into one file for its -c flag.
+kwok_stages() {
+  local moddir out f stage
+  moddir="$(cd "$CACHE" && go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [[ -d "$moddir/kustomize/stage" ]] || die "locating kustomize/stage in sigs.k8s.io/kwok@$KWOK_VERSION"
+  mkdir -p "$CACHE/kwok"
+  out="$(tmp_path "$CACHE/kwok" stages)"
+  for stage in node/fast node/heartbeat-with-lease pod/fast; do
+    for f in "$moddir/kustomize/stage/$stage"/*.yaml; do
+      [[ "$(basename "$f")" == kustomization.yaml ]] && continue
+      printf -- '---\n# %s\n' "${f#"$moddir/"}"
+      cat "$f"
+    done
+  done >"$out"
+  mv "$out" "$CACHE/kwok/stages.yaml"
+}
+
+build_kwok() {
+  go_install kwok "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  kwok_stages
+}
+
+# ---- dispatch ----
+
+# present reports whether NAME is already built (kwok also needs its stages).
+present() {
+  [[ -x "$BIN/$1" ]] || return 1
+  [[ "$1" != kwok || -s "$CACHE/kwok/stages.yaml" ]]
+}
+
+build_one() {
+  case "$1" in
+    etcd) build_etcd ;;
+    kube-apiserver | kube-scheduler | kube-controller-manager | kubectl) build_k8s "$1" ;;
+    kwok) build_kwok ;;
+    terraform) go_install terraform "github.com/hashicorp/terraform@$TERRAFORM_VERSION" ;;
+    aws-lambda-rie) go_install aws-lambda-rie "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$RIE_VERSION" ;;
+    *) die "unknown component $1 (known: ${ALL_COMPONENTS[*]})" ;;
+  esac
+}
+
+# elapsed prints the seconds since START (an EPOCHREALTIME value).
+elapsed() { awk -v s="$1" -v e="$EPOCHREALTIME" 'BEGIN {printf "%.1f", e - s}'; }
+
+main() {
+  local components=("$@") name start
+  ((${#components[@]})) || components=("${ALL_COMPONENTS[@]}")
+  for name in "${components[@]}"; do
+    [[ " ${ALL_COMPONENTS[*]} " == *" $name "* ]] || die "unknown component $name (known: ${ALL_COMPONENTS[*]})"
+  done
+  mkdir -p "$BIN" "$SRC" "$CACHE/kwok"
+  # One build at a time per cache, even from parallel make runs.
+  exec 9>"$CACHE/.lock"
+  flock 9
+  cleanup all
+  for name in "${components[@]}"; do
+    start="$EPOCHREALTIME"
+    if present "$name"; then
+      printf '%-24s cached %6ss\n' "$name" "$(elapsed "$start")"
+      continue
+    fi
+    build_one "$name"
+    printf '%-24s built  %6ss  %s\n' "$name" "$(elapsed "$start")" "$BIN/$name"
+  done
+}
+
+main "$@"

@@ -1,0 +1,121 @@
+package awsemu
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Event is an EventBridge event envelope, as delivered to an SQS target.
+type Event struct {
+	Version    string          `json:"version"`
+	ID         string          `json:"id"`
+	DetailType string          `json:"detail-type"`
+	Source     string          `json:"source"`
+	Account    string          `json:"account"`
+	Time       string          `json:"time"`
+	Region     string          `json:"region"`
+	Resources  []string        `json:"resources"`
+	Detail     json.RawMessage `json:"detail"`
+}
+
+// EventSink receives the events the emulator raises (spot interruption warnings,
+// rebalance recommendations, state changes) and the ones PutEvents is given.
+// Publish is called with the emulator's lock held: it must not call back into
+// the Emulator.
+type EventSink interface {
+	Publish(Event)
+}
+
+// SinkFunc adapts a function to EventSink.
+type SinkFunc func(Event)
+
+// Publish calls f.
+func (f SinkFunc) Publish(ev Event) { f(ev) }
+
+// SetEventSink sets where events go besides the queues named by RouteEventsToQueue.
+func (e *Emulator) SetEventSink(s EventSink) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.sink = s
+}
+
+// RouteEventsToQueue delivers every event as a message to the named SQS queue
+// of this emulator, as an EventBridge rule with an SQS target would.
+func (e *Emulator) RouteEventsToQueue(queueName string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.sqs.eventQueues = append(e.sqs.eventQueues, queueName)
+}
+
+func (e *Emulator) publishLocked(ev Event) {
+	if e.sink != nil {
+		e.sink.Publish(ev)
+	}
+	if len(e.sqs.eventQueues) == 0 {
+		return
+	}
+	body, err := json.Marshal(ev)
+	if err != nil {
+		e.log.Warn("encoding event", "error", err)
+		return
+	}
+	for _, name := range e.sqs.eventQueues {
+		if q, ok := e.sqs.byName[name]; ok {
+			e.enqueueLocked(q, string(body), 0)
+		}
+	}
+}
+
+func envelope(cfg Config, id, detailType string, at time.Time, resources []string, detail any) Event {
+	raw, _ := json.Marshal(detail) //nolint:errchkjson // maps of strings always encode
+	return Event{
+		Version: "0", ID: id, DetailType: detailType, Source: "aws.ec2",
+		Account: cfg.AccountID, Time: at.UTC().Format(time.RFC3339), Region: cfg.Region,
+		Resources: resources, Detail: raw,
+	}
+}
+
+func stateChangeEvent(cfg Config, in *Instance, at time.Time) Event {
+	arn := fmt.Sprintf("arn:aws:ec2:%s:%s:instance/%s", cfg.Region, cfg.AccountID, in.ID)
+	return envelope(cfg, fmt.Sprintf("state-%s-%s-%d", in.ID, in.State, at.UnixNano()),
+		"EC2 Instance State-change Notification", at, []string{arn},
+		map[string]string{"instance-id": in.ID, "state": in.State})
+}
+
+// Interrupt raises a spot interruption warning for a running spot instance: the
+// EventBridge event goes to the sink now, and the instance starts shutting down
+// after Config.InterruptionNotice on the clock.
+func (e *Emulator) Interrupt(id string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.advanceLocked()
+	in, ok := e.instances[id]
+	if !ok {
+		return &NotFoundError{IDs: []string{id}}
+	}
+	if in.CapacityType != CapacitySpot {
+		return fmt.Errorf("interrupting %s: not a spot instance", id)
+	}
+	now := e.clk.Now()
+	in.InterruptAt = now.Add(e.cfg.InterruptionNotice)
+	arn := fmt.Sprintf("arn:aws:ec2:%s:instance/%s", in.Zone, in.ID)
+	e.publishLocked(envelope(e.cfg, e.newID("evt"), "EC2 Spot Instance Interruption Warning", now,
+		[]string{arn}, map[string]string{"instance-id": in.ID, "instance-action": "terminate"}))
+	return nil
+}
+
+// Rebalance raises an EC2 instance rebalance recommendation for an instance.
+func (e *Emulator) Rebalance(id string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	in, ok := e.instances[id]
+	if !ok {
+		return &NotFoundError{IDs: []string{id}}
+	}
+	now := e.clk.Now()
+	arn := fmt.Sprintf("arn:aws:ec2:%s:instance/%s", in.Zone, in.ID)
+	e.publishLocked(envelope(e.cfg, e.newID("evt"), "EC2 Instance Rebalance Recommendation", now,
+		[]string{arn}, map[string]string{"instance-id": in.ID}))
+	return nil
+}

@@ -1,0 +1,5 @@
+package awsemu_test
+
+import "errors"
+
+func errorsAs(err error, target any) bool { return err != nil && errors.As(err, target) }

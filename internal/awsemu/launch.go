@@ -1,0 +1,83 @@
+package awsemu
+
+import (
+	"fmt"
+)
+
+// launchOneLocked starts one instance for an override, or says why it cannot.
+func (e *Emulator) launchOneLocked(req FleetRequest, o FleetOverride) (id, zone string, ferr *FleetError) {
+	lc := req.CapacityType
+	subnet, ferr := e.overrideSubnetLocked(o, lc)
+	if ferr != nil {
+		return "", "", ferr
+	}
+	zone = subnet.Zone
+	if _, ok := e.types[o.InstanceType]; !ok {
+		return "", "", fleetErr(o, lc, CodeUnsupported, fmt.Sprintf("instance type %s is not supported", o.InstanceType))
+	}
+	pool, ok := e.pools[PoolKey{o.InstanceType, zone, lc}]
+	if !ok {
+		return "", "", fleetErr(o, lc, CodeUnsupported, fmt.Sprintf("%s is not offered in %s", o.InstanceType, zone))
+	}
+	if pool.Short || pool.Capacity <= 0 {
+		return "", "", fleetErr(o, lc, CodeInsufficientCapacity,
+			fmt.Sprintf("We currently do not have sufficient %s capacity in the Availability Zone you requested (%s).", o.InstanceType, zone))
+	}
+	if subnet.AvailableIPs <= 0 {
+		return "", "", fleetErr(o, lc, CodeInsufficientAddress, "There are not enough free addresses in subnet '"+subnet.ID+"' to satisfy the requested number of instances.")
+	}
+	lt := e.lts[o.LaunchTemplateID]
+	image := lt.ImageID
+	if o.ImageID != "" {
+		image = o.ImageID
+	}
+	if _, ok := e.network.images[image]; !ok {
+		return "", "", fleetErr(o, lc, "InvalidAMIID.NotFound", "The image id '["+image+"]' does not exist")
+	}
+	pool.Capacity--
+	subnet.AvailableIPs--
+	in := e.newInstanceLocked(req, o, lt, subnet, image)
+	return in.ID, zone, nil
+}
+
+func (e *Emulator) overrideSubnetLocked(o FleetOverride, lc string) (*Subnet, *FleetError) {
+	if o.SubnetID != "" {
+		s, ok := e.network.subnets[o.SubnetID]
+		if !ok {
+			return nil, fleetErr(o, lc, CodeInvalidSubnet, "The subnet ID '"+o.SubnetID+"' does not exist")
+		}
+		return s, nil
+	}
+	var found *Subnet
+	for _, s := range e.network.subnets {
+		if s.Zone == o.Zone && (found == nil || s.ID < found.ID) {
+			found = s
+		}
+	}
+	if found == nil {
+		return nil, fleetErr(o, lc, CodeInvalidSubnet, "no subnet in zone "+o.Zone)
+	}
+	return found, nil
+}
+
+func (e *Emulator) newInstanceLocked(req FleetRequest, o FleetOverride, lt *LaunchTemplate, s *Subnet, image string) *Instance {
+	now := e.clk.Now()
+	tags := cloneTags(lt.InstanceTags)
+	for k, v := range req.InstanceTags {
+		tags[k] = v
+	}
+	in := &Instance{
+		ID: e.newID("i"), InstanceType: o.InstanceType, Zone: s.Zone, SubnetID: s.ID, VpcID: s.VpcID,
+		CapacityType: req.CapacityType, ImageID: image, LaunchTemplate: lt.ID,
+		SecurityGroups: append([]string(nil), lt.SecurityGroups...), ProfileARN: lt.ProfileARN,
+		UserData: lt.UserData, HTTPTokens: lt.HTTPTokens, HopLimit: lt.HopLimit, Tags: tags,
+		ClientToken: req.ClientToken, PrivateIP: fmt.Sprintf("10.0.%d.%d", len(e.order)/250%250, len(e.order)%250+4),
+		State: StatePending, LaunchTime: now, StateSince: now,
+	}
+	e.instances[in.ID] = in
+	e.order = append(e.order, in.ID)
+	if e.cfg.PendingDelay == 0 {
+		e.setStateLocked(in, StateRunning, now)
+	}
+	return in
+}

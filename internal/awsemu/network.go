@@ -1,0 +1,191 @@
+package awsemu
+
+import (
+	"fmt"
+	"time"
+)
+
+// Subnet is an emulated VPC subnet.
+type Subnet struct {
+	ID           string
+	VpcID        string
+	Zone         string
+	CIDR         string
+	AvailableIPs int
+	Tags         map[string]string
+}
+
+// SecurityGroup is an emulated security group.
+type SecurityGroup struct {
+	ID    string
+	Name  string
+	VpcID string
+	Tags  map[string]string
+}
+
+// Image is an emulated AMI.
+type Image struct {
+	ID           string
+	Name         string
+	Architecture string // x86_64 or arm64
+	OwnerID      string
+	CreationDate time.Time
+	Tags         map[string]string
+	Deprecated   bool
+}
+
+// LaunchTemplate is an emulated launch template; only the data a launch uses is kept.
+type LaunchTemplate struct {
+	ID             string
+	Name           string
+	ImageID        string
+	InstanceType   string
+	SecurityGroups []string
+	ProfileName    string
+	ProfileARN     string
+	UserData       string
+	HTTPTokens     string
+	HopLimit       int32
+	Tags           map[string]string // tags on the template itself
+	InstanceTags   map[string]string // TagSpecifications for instances
+	BlockDevices   []BlockDevice
+	CreateTime     time.Time
+}
+
+// BlockDevice is one block device mapping of a launch template.
+type BlockDevice struct {
+	DeviceName string
+	VolumeSize int32
+	VolumeType string
+	Encrypted  bool
+}
+
+type networkState struct {
+	subnets map[string]*Subnet
+	sgs     map[string]*SecurityGroup
+	images  map[string]*Image
+}
+
+func (n *networkState) init() {
+	if n.subnets == nil {
+		n.subnets, n.sgs, n.images = map[string]*Subnet{}, map[string]*SecurityGroup{}, map[string]*Image{}
+	}
+}
+
+// AddSubnet adds a subnet; an empty ID gets a generated one, which is returned.
+func (e *Emulator) AddSubnet(s Subnet) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.network.init()
+	if s.ID == "" {
+		s.ID = e.newID("subnet")
+	}
+	if s.VpcID == "" {
+		s.VpcID = "vpc-0000000000000001"
+	}
+	if s.CIDR == "" {
+		s.CIDR = fmt.Sprintf("10.0.%d.0/24", len(e.network.subnets))
+	}
+	s.Tags = cloneTags(s.Tags)
+	e.network.subnets[s.ID] = &s
+	return s.ID
+}
+
+// SetSubnetFreeIPs sets how many addresses a subnet has left.
+func (e *Emulator) SetSubnetFreeIPs(id string, n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s, ok := e.network.subnets[id]; ok {
+		s.AvailableIPs = n
+	}
+}
+
+// AddSecurityGroup adds a security group and returns its id.
+func (e *Emulator) AddSecurityGroup(g SecurityGroup) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.network.init()
+	if g.ID == "" {
+		g.ID = e.newID("sg")
+	}
+	if g.VpcID == "" {
+		g.VpcID = "vpc-0000000000000001"
+	}
+	g.Tags = cloneTags(g.Tags)
+	e.network.sgs[g.ID] = &g
+	return g.ID
+}
+
+// AddImage adds an AMI and returns its id.
+func (e *Emulator) AddImage(img Image) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.network.init()
+	if img.ID == "" {
+		img.ID = e.newID("ami")
+	}
+	if img.OwnerID == "" {
+		img.OwnerID = "amazon"
+	}
+	if img.CreationDate.IsZero() {
+		img.CreationDate = e.clk.Now()
+	}
+	img.Tags = cloneTags(img.Tags)
+	e.network.images[img.ID] = &img
+	return img.ID
+}
+
+// PutParameter sets an SSM parameter, as the public AMI parameters are.
+func (e *Emulator) PutParameter(name, value string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.params[name] = value
+}
+
+// LaunchTemplates returns copies of every launch template.
+func (e *Emulator) LaunchTemplates() []LaunchTemplate {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]LaunchTemplate, 0, len(e.lts))
+	for _, lt := range e.lts {
+		out = append(out, *lt)
+	}
+	return out
+}
+
+// SeedDefaultNetwork adds one subnet per zone (tagged stowage.dev/discovery=<cluster>)
+// and one tagged security group, and returns their ids.
+func (e *Emulator) SeedDefaultNetwork(cluster string) (subnets []string, sg string) {
+	for _, z := range e.cfg.Zones {
+		subnets = append(subnets, e.AddSubnet(Subnet{Zone: z.Name, AvailableIPs: 4000,
+			Tags: map[string]string{"stowage.dev/discovery": cluster, "Name": cluster + "-" + z.Name}}))
+	}
+	sg = e.AddSecurityGroup(SecurityGroup{Name: cluster + "-nodes",
+		Tags: map[string]string{"stowage.dev/discovery": cluster}})
+	return subnets, sg
+}
+
+// SeedEKSImages publishes al2023 and bottlerocket images for a Kubernetes
+// version under their public SSM parameter names, for x86_64 and arm64 and the
+// GPU variants, and returns parameter name -> image id.
+func (e *Emulator) SeedEKSImages(k8sVersion string) map[string]string {
+	out := map[string]string{}
+	add := func(param, name, arch string) {
+		id := e.AddImage(Image{Name: name, Architecture: arch})
+		e.PutParameter(param, id)
+		out[param] = id
+	}
+	for _, a := range []string{"x86_64", "arm64"} {
+		add(fmt.Sprintf("/aws/service/eks/optimized-ami/%s/amazon-linux-2023/%s/standard/recommended/image_id", k8sVersion, a),
+			fmt.Sprintf("amazon-eks-node-al2023-%s-standard-%s-v1", a, k8sVersion), a)
+		add(fmt.Sprintf("/aws/service/bottlerocket/aws-k8s-%s/%s/latest/image_id", k8sVersion, a),
+			fmt.Sprintf("bottlerocket-aws-k8s-%s-%s-v1", k8sVersion, a), a)
+	}
+	add(fmt.Sprintf("/aws/service/eks/optimized-ami/%s/amazon-linux-2023/x86_64/nvidia/recommended/image_id", k8sVersion),
+		fmt.Sprintf("amazon-eks-node-al2023-x86_64-nvidia-%s-v1", k8sVersion), "x86_64")
+	add(fmt.Sprintf("/aws/service/eks/optimized-ami/%s/amazon-linux-2023/x86_64/neuron/recommended/image_id", k8sVersion),
+		fmt.Sprintf("amazon-eks-node-al2023-x86_64-neuron-%s-v1", k8sVersion), "x86_64")
+	add(fmt.Sprintf("/aws/service/bottlerocket/aws-k8s-%s-nvidia/x86_64/latest/image_id", k8sVersion),
+		fmt.Sprintf("bottlerocket-aws-k8s-%s-nvidia-x86_64-v1", k8sVersion), "x86_64")
+	return out
+}

@@ -1,0 +1,153 @@
+package awsemu
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+)
+
+// API versions that tell EC2 and IAM query requests apart.
+const (
+	ec2APIVersion = "2016-11-15"
+	iamAPIVersion = "2010-05-08"
+)
+
+// request is one decoded call: its service, action and body.
+type request struct {
+	service string // ec2, iam, sqs, ssm, pricing, events
+	action  string
+	form    params // query protocols
+	body    []byte // JSON protocols
+}
+
+// Handler serves every emulated service on one endpoint: point each SDK
+// client's BaseEndpoint at it.
+func (e *Emulator) Handler() http.Handler { return http.HandlerFunc(e.serveHTTP) }
+
+// Start serves the emulator on a loopback port; Close the server when done.
+func (e *Emulator) Start() *httptest.Server { return httptest.NewServer(e.Handler()) }
+
+func (e *Emulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	req, err := decodeRequest(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if f := e.countAndFault(req.action); f != nil && e.applyFault(w, req, f) {
+		return
+	}
+	switch req.service {
+	case "ec2":
+		e.serveEC2(w, req)
+	case "iam":
+		e.serveIAM(w, req)
+	case "sqs":
+		e.serveSQS(w, req)
+	case "ssm":
+		e.serveSSM(w, req)
+	case "pricing":
+		e.servePricing(w, req)
+	case "events":
+		e.serveEvents(w, req)
+	default:
+		http.Error(w, "unknown service", http.StatusBadRequest)
+	}
+}
+
+var jsonTargets = map[string]string{
+	"AmazonSQS":           "sqs",
+	"AmazonSSM":           "ssm",
+	"AWSPriceListService": "pricing",
+	"AWSEvents":           "events",
+}
+
+func decodeRequest(r *http.Request) (request, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return request{}, err
+	}
+	if target := r.Header.Get("X-Amz-Target"); target != "" {
+		prefix, action, _ := strings.Cut(target, ".")
+		return request{service: jsonTargets[prefix], action: action, body: body}, nil
+	}
+	values, err := url.ParseQuery(string(body))
+	if err != nil {
+		return request{}, err
+	}
+	req := request{action: values.Get("Action"), form: newParams(values)}
+	switch values.Get("Version") {
+	case ec2APIVersion:
+		req.service = "ec2"
+	case iamAPIVersion:
+		req.service = "iam"
+	}
+	return req, nil
+}
+
+// countAndFault counts the call and draws the fault (if any) that hits it.
+func (e *Emulator) countAndFault(action string) *Fault {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls[action]++
+	return e.takeFaultLocked(action)
+}
+
+// applyFault answers the request with the fault, or waits for a latency
+// fault; it reports whether the response has been written.
+func (e *Emulator) applyFault(w http.ResponseWriter, req request, f *Fault) bool {
+	switch f.Kind {
+	case FaultLatency:
+		<-e.clk.After(f.Delay)
+		return false
+	case FaultThrottle:
+		code, status := throttleCodes[req.service], http.StatusBadRequest
+		if req.service == "ec2" {
+			status = http.StatusServiceUnavailable
+		}
+		e.writeError(w, req, status, code, "Rate exceeded")
+	case FaultServerError:
+		e.writeError(w, req, http.StatusInternalServerError, "InternalError", "An internal error has occurred")
+	case FaultAccessDenied:
+		code := "AccessDeniedException"
+		switch req.service {
+		case "ec2":
+			code = "UnauthorizedOperation"
+		case "iam":
+			code = "AccessDenied"
+		}
+		e.writeError(w, req, http.StatusForbidden, code,
+			"You are not authorized to perform this operation. User: arn:aws:sts::"+e.cfg.AccountID+
+				":assumed-role/stowage is not authorized to perform: "+iamAction(req)+" because no identity-based policy allows the action")
+	default:
+		return false
+	}
+	return true
+}
+
+var throttleCodes = map[string]string{
+	"ec2": "RequestLimitExceeded", "iam": "Throttling", "sqs": "RequestThrottled",
+	"ssm": "ThrottlingException", "pricing": "ThrottlingException", "events": "ThrottlingException",
+}
+
+var iamPrefixes = map[string]string{"pricing": "pricing", "events": "events"}
+
+func iamAction(req request) string {
+	prefix := req.service
+	if p, ok := iamPrefixes[req.service]; ok {
+		prefix = p
+	}
+	return prefix + ":" + req.action
+}
+
+func (e *Emulator) writeError(w http.ResponseWriter, req request, status int, code, msg string) {
+	switch req.service {
+	case "ec2":
+		writeEC2Error(w, status, code, msg)
+	case "iam":
+		writeIAMError(w, status, code, msg)
+	default:
+		writeJSONError(w, req.service, status, code, msg)
+	}
+}
