@@ -28,7 +28,7 @@ func testClientTokenReplay(t *testing.T, e *env) {
 				DefaultTargetCapacityType: ec2types.DefaultTargetCapacityTypeOnDemand},
 			LaunchTemplateConfigs: []ec2types.FleetLaunchTemplateConfigRequest{{
 				LaunchTemplateSpecification: &ec2types.FleetLaunchTemplateSpecificationRequest{LaunchTemplateId: awssdk.String(lts[0].ID), Version: awssdk.String("$Latest")},
-				Overrides: []ec2types.FleetLaunchTemplateOverridesRequest{{InstanceType: ec2types.InstanceType(instanceType), SubnetId: awssdk.String(e.subnets[0])}},
+				Overrides:                   []ec2types.FleetLaunchTemplateOverridesRequest{{InstanceType: ec2types.InstanceType(instanceType), SubnetId: awssdk.String(e.subnets[0])}},
 			}}}
 	}
 	before := len(e.emu.Instances())

@@ -25,7 +25,11 @@ import (
 // against fauxqs, an SQS emulator no one here wrote.
 func TestInterruptionQueue(t *testing.T) {
 	backends := map[string]func(t *testing.T) string{
-		"awsemu": func(t *testing.T) string { srv := awsemu.New(awsemu.DefaultConfig()).Start(); t.Cleanup(srv.Close); return srv.URL },
+		"awsemu": func(t *testing.T) string {
+			srv := awsemu.New(awsemu.DefaultConfig()).Start()
+			t.Cleanup(srv.Close)
+			return srv.URL
+		},
 		"fauxqs": startFauxqs,
 	}
 	for name, start := range backends {

@@ -206,4 +206,3 @@ func typeList(nc *scheduler.NewNodeClaim) string {
 	}
 	return strings.Join(names, ", ")
 }
-

@@ -77,8 +77,23 @@ func minDomains(n int32) podOpt {
 	return func(p *corev1.Pod) { p.Spec.TopologySpreadConstraints[0].MinDomains = &n }
 }
 
+// inZones requires the zones through required node affinity.
+func inZones(zones ...string) podOpt {
+	return func(p *corev1.Pod) {
+		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: zone, Operator: corev1.NodeSelectorOpIn, Values: zones}}}}}}}
+	}
+}
+
+func ignoreAffinityPolicy(p *corev1.Pod) {
+	ignore := corev1.NodeInclusionPolicyIgnore
+	p.Spec.TopologySpreadConstraints[0].NodeAffinityPolicy = &ignore
+}
+
 func spreadCases() []checkCase {
 	return []checkCase{
+		{"zone spread over the zones the pod's affinity allows", zonal(spreadPods(zone, 3, inZones("z1", "z2")), "z1", "z1", "z2"), nil},
+		{"zone spread with nodeAffinityPolicy Ignore counts every zone", zonal(spreadPods(zone, 3, inZones("z1", "z2"), ignoreAffinityPolicy), "z1", "z1", "z2"), []C{checker.ConstraintTopologySpread}},
 		{"zone spread balanced", zonal(spreadPods(zone, 3), "z1", "z2", "z3"), nil},
 		{"zone spread counts the empty zone the pool offers", zonal(spreadPods(zone, 3), "z1", "z1", "z2"), []C{checker.ConstraintTopologySpread}},
 		{"zone spread within skew", zonal(spreadPods(zone, 4), "z1", "z2", "z3", "z1"), nil},

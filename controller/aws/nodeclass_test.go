@@ -1,0 +1,82 @@
+package aws_test
+
+import (
+	"testing"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/internal/awsemu"
+)
+
+func TestNodeClassResolution(t *testing.T) {
+	cases := []struct {
+		name        string
+		mutate      func(e *env, nc *v1alpha1.NodeClass)
+		fault       *awsemu.Fault
+		wantReady   bool
+		wantReason  string
+		wantSubnets int
+		wantAMIs    int
+	}{
+		{name: "al2023 alias resolves standard, arm64, nvidia and neuron images", wantReady: true, wantSubnets: 3, wantAMIs: 4},
+		{name: "bottlerocket alias", mutate: func(_ *env, nc *v1alpha1.NodeClass) {
+			nc.Spec.AMISelectorTerms = []v1alpha1.AMISelectorTerm{{Alias: "bottlerocket@latest"}}
+		}, wantReady: true, wantSubnets: 3, wantAMIs: 3},
+		{name: "subnet and image pinned by id", mutate: func(e *env, nc *v1alpha1.NodeClass) {
+			nc.Spec.SubnetSelectorTerms = []v1alpha1.SelectorTerm{{ID: e.subnets[1]}}
+			nc.Spec.AMISelectorTerms = []v1alpha1.AMISelectorTerm{{ID: firstImage(e)}}
+		}, wantReady: true, wantSubnets: 1, wantAMIs: 1},
+		{name: "security group by name", mutate: func(_ *env, nc *v1alpha1.NodeClass) {
+			nc.Spec.SecurityGroupSelectorTerms = []v1alpha1.SecurityGroupSelectorTerm{{Name: cluster + "-nodes"}}
+		}, wantReady: true, wantSubnets: 3, wantAMIs: 4},
+		{name: "no subnet matches", mutate: func(_ *env, nc *v1alpha1.NodeClass) {
+			nc.Spec.SubnetSelectorTerms = []v1alpha1.SelectorTerm{{Tags: map[string]string{"nothing": "here"}}}
+		}, wantReason: "ResolutionFailed"},
+		{name: "unknown role", mutate: func(_ *env, nc *v1alpha1.NodeClass) { nc.Spec.Role = "NoSuchRole" }, wantReason: "ResolutionFailed"},
+		{name: "missing permission is named", fault: &awsemu.Fault{Action: "DescribeSubnets", Kind: awsemu.FaultAccessDenied},
+			wantReason: "Unauthorized"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, awsemu.SmallCatalogue(), 3)
+			if tc.mutate != nil {
+				tc.mutate(e, e.nc)
+			}
+			if tc.fault != nil {
+				e.emu.Inject(*tc.fault)
+			}
+			st := e.cp.Status(ctx(t), e.nc)
+			cond := st.Conditions[0]
+			if (cond.Status == "True") != tc.wantReady || (tc.wantReason != "" && cond.Reason != tc.wantReason) {
+				t.Fatalf("condition %+v, want ready=%v reason %q", cond, tc.wantReady, tc.wantReason)
+			}
+			if tc.wantReason == "Unauthorized" && !contains(cond.Message, "ec2:DescribeSubnets") {
+				t.Errorf("message %q does not name ec2:DescribeSubnets", cond.Message)
+			}
+			if len(st.Subnets) != tc.wantSubnets || len(st.AMIs) != tc.wantAMIs || (tc.wantReady && (len(st.SecurityGroups) != 1 || st.InstanceProfile == "")) {
+				t.Errorf("status %d subnets, %d AMIs, %d groups, profile %q; want %d subnets, %d AMIs",
+					len(st.Subnets), len(st.AMIs), len(st.SecurityGroups), st.InstanceProfile, tc.wantSubnets, tc.wantAMIs)
+			}
+			if tc.wantReady {
+				if p, ok := e.emu.InstanceProfile(st.InstanceProfile); !ok || len(p.Roles) != 1 || p.Roles[0] != nodeRole {
+					t.Errorf("instance profile %+v, want one holding %s", p, nodeRole)
+				}
+			}
+		})
+	}
+}
+
+func firstImage(e *env) string {
+	for _, id := range e.images {
+		return id
+	}
+	return ""
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
