@@ -119,11 +119,3 @@ func ctx(t testing.TB) context.Context {
 	t.Cleanup(cancel)
 	return c
 }
-
-func allZones(e *env, instanceType, capacityType string) []awsemu.PoolKey {
-	var keys []awsemu.PoolKey
-	for _, z := range e.emu.Zones() {
-		keys = append(keys, awsemu.PoolKey{InstanceType: instanceType, Zone: z.Name, CapacityType: capacityType})
-	}
-	return keys
-}

@@ -21,17 +21,17 @@ func (o *Objects) validate() error {
 	for _, nc := range o.NodeClasses {
 		nc.SetDefaults()
 		for _, e := range nc.Validate() {
-			errs = append(errs, fmt.Errorf("NodeClass %s: %s", nc.Name, e))
+			errs = append(errs, fmt.Errorf("nodeclass %s: %s", nc.Name, e))
 		}
 		classes[nc.Name] = true
 	}
 	for _, np := range o.NodePools {
 		np.SetDefaults()
 		for _, e := range np.Validate() {
-			errs = append(errs, fmt.Errorf("NodePool %s: %s", np.Name, e))
+			errs = append(errs, fmt.Errorf("nodepool %s: %s", np.Name, e))
 		}
 		if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil && len(o.NodeClasses) > 0 && !classes[ref.Name] {
-			errs = append(errs, fmt.Errorf("NodePool %s: spec.template.spec.nodeClassRef.name: NodeClass %q is not in the snapshot; add it or fix the name", np.Name, ref.Name))
+			errs = append(errs, fmt.Errorf("nodepool %s: spec.template.spec.nodeClassRef.name: NodeClass %q is not in the snapshot; add it or fix the name", np.Name, ref.Name))
 		}
 	}
 	nodes := map[string]bool{}
@@ -43,7 +43,7 @@ func (o *Objects) validate() error {
 	}
 	for _, p := range o.Pods {
 		if p.Spec.NodeName != "" && !nodes[p.Spec.NodeName] {
-			errs = append(errs, fmt.Errorf("Pod %s/%s: spec.nodeName: node %q is not in the snapshot; add the Node or remove nodeName to treat the pod as pending", p.Namespace, p.Name, p.Spec.NodeName))
+			errs = append(errs, fmt.Errorf("pod %s/%s: spec.nodeName: node %q is not in the snapshot; add the Node or remove nodeName to treat the pod as pending", p.Namespace, p.Name, p.Spec.NodeName))
 		}
 	}
 	return errors.Join(errs...)

@@ -2,7 +2,6 @@ package awsemu
 
 import (
 	"fmt"
-	"strings"
 )
 
 // InstanceTypeSpec is what DescribeInstanceTypes reports for one type, plus its
@@ -28,11 +27,6 @@ type InstanceTypeSpec struct {
 }
 
 // family returns the part of the name before the dot.
-func (s InstanceTypeSpec) family() string {
-	f, _, _ := strings.Cut(s.Name, ".")
-	return f
-}
-
 // ec2Arch maps a Kubernetes architecture to EC2's name.
 func (s InstanceTypeSpec) ec2Arch() string {
 	if s.Arch == "arm64" {

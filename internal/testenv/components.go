@@ -22,19 +22,19 @@ var ControllerManagerControllers = []string{
 }
 
 // StartScheduler starts the real kube-scheduler on the control plane, serving
-// nothing itself.
-func (cp *ControlPlane) StartScheduler() error {
-	return cp.run(KubeScheduler, flags(
+// nothing itself; extra flags are appended.
+func (cp *ControlPlane) StartScheduler(extra ...string) error {
+	return cp.run(KubeScheduler, append(flags(
 		"kubeconfig", cp.KubeconfigPath,
 		"secure-port", "0",
 		"leader-elect", "false",
-	), nil)
+	), extra...), nil)
 }
 
 // StartControllerManager starts kube-controller-manager with
-// ControllerManagerControllers, serving nothing itself.
-func (cp *ControlPlane) StartControllerManager() error {
-	return cp.run(KubeControllerManager, flags(
+// ControllerManagerControllers, serving nothing itself; extra flags are appended.
+func (cp *ControlPlane) StartControllerManager(extra ...string) error {
+	return cp.run(KubeControllerManager, append(flags(
 		"kubeconfig", cp.KubeconfigPath,
 		"secure-port", "0",
 		"leader-elect", "false",
@@ -42,23 +42,25 @@ func (cp *ControlPlane) StartControllerManager() error {
 		"service-account-private-key-file", cp.pki.SAPrivateKeyFile,
 		"root-ca-file", cp.pki.CAFile,
 		"service-cluster-ip-range", ServiceClusterIPRange,
-	), nil)
+	), extra...), nil)
 }
 
 // StartKwok starts kwok as the kubelet stand-in for Nodes annotated
 // KwokNodeAnnotation=KwokNodeAnnotationValue, with the stages from KwokStages.
-// It runs with HOME in Dir so that no ~/.kwok/kwok.yaml is picked up.
-func (cp *ControlPlane) StartKwok() error {
+// It runs with HOME in Dir so that no ~/.kwok/kwok.yaml is picked up; extra
+// flags are appended.
+func (cp *ControlPlane) StartKwok(extra ...string) error {
 	stages, err := KwokStages()
 	if err != nil {
 		return err
 	}
-	home := filepath.Join(cp.Dir, "kwok-home")
-	return cp.run(Kwok, append(flags(
+	args := append(flags(
 		"kubeconfig", cp.KubeconfigPath,
 		"manage-all-nodes", "false",
 		"manage-nodes-with-annotation-selector", KwokNodeAnnotation+"="+KwokNodeAnnotationValue,
 		"cidr", "10.244.0.0/16",
 		"node-port", "0",
-	), "-c", stages), []string{"HOME=" + home})
+	), "-c", stages)
+	home := filepath.Join(cp.Dir, "kwok-home")
+	return cp.run(Kwok, append(args, extra...), []string{"HOME=" + home})
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -30,8 +31,9 @@ type Options struct {
 	BinDir string
 	// Scheduler, ControllerManager and Kwok start those components too.
 	Scheduler, ControllerManager, Kwok bool
-	// APIServerFlags are appended to kube-apiserver's flags (a later flag wins).
-	APIServerFlags []string
+	// ExtraFlags are appended, per component name (KubeAPIServer, Etcd, ...),
+	// to the flags testenv passes; a later flag wins.
+	ExtraFlags map[string][]string
 	// ReadyTimeout bounds the wait for /readyz; DefaultReadyTimeout when zero.
 	ReadyTimeout time.Duration
 }
@@ -61,7 +63,8 @@ func (o Options) components() []string {
 type ControlPlane struct {
 	// Dir holds certificates, etcd's data, the kubeconfig and one log per process.
 	Dir string
-	// Config reaches the API server as system:masters.
+	// Config reaches the API server as system:masters; copy it (rest.CopyConfig)
+	// before changing it.
 	Config *rest.Config
 	// KubeconfigPath is a kubeconfig file with the same credentials.
 	KubeconfigPath string
@@ -84,6 +87,24 @@ func StartControlPlane(ctx context.Context, o Options) (*ControlPlane, error) {
 			return nil, err
 		}
 	}
+	var err error
+	for range startAttempts {
+		var cp *ControlPlane
+		if cp, err = startOnce(ctx, binDir, o); err == nil {
+			return cp, nil
+		}
+		if !strings.Contains(err.Error(), "address already in use") {
+			break
+		}
+	}
+	return nil, err
+}
+
+// startAttempts bounds retries when a free port was taken before a server
+// bound it.
+const startAttempts = 3
+
+func startOnce(ctx context.Context, binDir string, o Options) (*ControlPlane, error) {
 	dir, err := os.MkdirTemp("", "stowage-testenv-")
 	if err != nil {
 		return nil, fmt.Errorf("creating the control plane folder: %w", err)
@@ -100,10 +121,10 @@ func (cp *ControlPlane) start(ctx context.Context, o Options) error {
 	if cp.pki, err = newPKI(cp.Dir); err != nil {
 		return err
 	}
-	if err := cp.startEtcd(); err != nil {
+	if err := cp.startEtcd(o.ExtraFlags[Etcd]); err != nil {
 		return err
 	}
-	if err := cp.startAPIServer(o.APIServerFlags); err != nil {
+	if err := cp.startAPIServer(o.ExtraFlags[KubeAPIServer]); err != nil {
 		return err
 	}
 	timeout := o.ReadyTimeout
@@ -118,22 +139,22 @@ func (cp *ControlPlane) start(ctx context.Context, o Options) error {
 
 func (cp *ControlPlane) startOptional(o Options) error {
 	if o.ControllerManager {
-		if err := cp.StartControllerManager(); err != nil {
+		if err := cp.StartControllerManager(o.ExtraFlags[KubeControllerManager]...); err != nil {
 			return err
 		}
 	}
 	if o.Scheduler {
-		if err := cp.StartScheduler(); err != nil {
+		if err := cp.StartScheduler(o.ExtraFlags[KubeScheduler]...); err != nil {
 			return err
 		}
 	}
 	if o.Kwok {
-		return cp.StartKwok()
+		return cp.StartKwok(o.ExtraFlags[Kwok]...)
 	}
 	return nil
 }
 
-func (cp *ControlPlane) startEtcd() error {
+func (cp *ControlPlane) startEtcd(extra []string) error {
 	clientPort, err := freePort()
 	if err != nil {
 		return err
@@ -155,7 +176,7 @@ func (cp *ControlPlane) startEtcd() error {
 		"unsafe-no-fsync", "true",
 		"log-level", "warn",
 	)
-	return cp.run(Etcd, args, nil)
+	return cp.run(Etcd, append(args, extra...), nil)
 }
 
 func (cp *ControlPlane) startAPIServer(extra []string) error {

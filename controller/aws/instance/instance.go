@@ -80,13 +80,14 @@ func (p *Provider) Get(ctx context.Context, id string) (*Instance, error) {
 		return nil, fmt.Errorf("describing instance %s: %w", id, err)
 	}
 	for _, r := range out.Reservations {
-		for i := range r.Instances {
-			in := fromEC2(&r.Instances[i])
-			if in.State == string(ec2types.InstanceStateNameTerminated) {
-				return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s is terminated", id))
-			}
-			return in, nil
+		if len(r.Instances) == 0 {
+			continue
 		}
+		in := fromEC2(&r.Instances[0])
+		if in.State == string(ec2types.InstanceStateNameTerminated) {
+			return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s is terminated", id))
+		}
+		return in, nil
 	}
 	return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s not found", id))
 }

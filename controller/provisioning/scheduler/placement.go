@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -333,10 +332,4 @@ func (sv *solver) minValuesHold(reqs scheduling.Requirements, types []*typeOptio
 		}
 	}
 	return true
-}
-
-func joinSorted(values []string) string {
-	s := slices.Clone(values)
-	slices.Sort(s)
-	return strings.Join(s, " ")
 }
