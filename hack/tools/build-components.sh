@@ -7,6 +7,8 @@
 #
 # Nothing is downloaded but Go modules. Each binary is built under a temporary
 # name and moved into place, so an interrupted run leaves no half-written file.
+# A stamp file per component records its version: bumping a version below
+# rebuilds that component on the next run.
 # See ../../../shared/docs/real-components.md (or hack/tools/README.md) for why
 # each component is built the way it is.
 set -euo pipefail
@@ -158,11 +160,27 @@ build_kwok() {
 
 # ---- dispatch ----
 
-# present reports whether NAME is already built (kwok also needs its stages).
+# version_of prints the pinned version of component NAME.
+version_of() {
+  case "$1" in
+    etcd) printf '%s' "$ETCD_VERSION" ;;
+    kube-apiserver | kube-scheduler | kube-controller-manager | kubectl) printf '%s' "$K8S_VERSION" ;;
+    kwok) printf '%s' "$KWOK_VERSION" ;;
+    terraform) printf '%s' "$TERRAFORM_VERSION" ;;
+    aws-lambda-rie) printf '%s' "$RIE_VERSION" ;;
+  esac
+}
+
+# present reports whether NAME is built at its pinned version (as its stamp
+# file says; kwok also needs its stages), so bumping a version rebuilds.
 present() {
   [[ -x "$BIN/$1" ]] || return 1
+  [[ "$(cat "$CACHE/stamps/$1" 2>/dev/null)" == "$(version_of "$1")" ]] || return 1
   [[ "$1" != kwok || -s "$CACHE/kwok/stages.yaml" ]]
 }
+
+# stamp records the version NAME was built at.
+stamp() { version_of "$1" >"$CACHE/stamps/$1"; }
 
 build_one() {
   case "$1" in
@@ -184,7 +202,7 @@ main() {
   for name in "${components[@]}"; do
     [[ " ${ALL_COMPONENTS[*]} " == *" $name "* ]] || die "unknown component $name (known: ${ALL_COMPONENTS[*]})"
   done
-  mkdir -p "$BIN" "$SRC" "$CACHE/kwok"
+  mkdir -p "$BIN" "$SRC" "$CACHE/kwok" "$CACHE/stamps"
   # One build at a time per cache, even from parallel make runs.
   exec 9>"$CACHE/.lock"
   flock 9
@@ -196,6 +214,7 @@ main() {
       continue
     fi
     build_one "$name"
+    stamp "$name"
     printf '%-24s built  %6ss  %s\n' "$name" "$(elapsed "$start")" "$BIN/$name"
   done
 }

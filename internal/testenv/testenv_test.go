@@ -49,6 +49,13 @@ func TestBedRunsPodOnKwokNode(t *testing.T) {
 		return nil
 	})
 	t.Logf("pod bound and running %.1fs after creation", time.Since(created).Seconds())
+	eventually(t, cp, 30*time.Second, func() error {
+		node, err := client.CoreV1().Nodes().Get(ctx, "ip-10-1-2-3.ec2.internal", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		return readyAndUntainted(node)
+	})
 
 	stopping := time.Now()
 	if err := cp.Stop(); err != nil {
@@ -66,6 +73,22 @@ func TestAssetsNamesMakeTarget(t *testing.T) {
 	if !strings.Contains(err.Error(), "kube-apiserver not found in") || !strings.Contains(err.Error(), "run `make tools`") {
 		t.Errorf("Assets() error = %q, want it to name the binary and `make tools`", err)
 	}
+}
+
+// readyAndUntainted checks kwok's work (Ready) and kube-controller-manager's
+// (the not-ready taint lifted).
+func readyAndUntainted(node *corev1.Node) error {
+	for _, taint := range node.Spec.Taints {
+		if taint.Key == corev1.TaintNodeNotReady {
+			return fmt.Errorf("node still carries taint %s", taint.Key)
+		}
+	}
+	for _, cond := range node.Status.Conditions {
+		if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+			return nil
+		}
+	}
+	return fmt.Errorf("node not Ready: %v", node.Status.Conditions)
 }
 
 // eventually polls check every 100 ms until it returns nil, failing t with the
@@ -131,5 +154,20 @@ func smallPod(name string) *corev1.Pod {
 				}},
 			}},
 		},
+	}
+}
+
+// TestStartReportsComponentExit checks that a component dying at start fails
+// StartControlPlane at once, with the tail of its log.
+func TestStartReportsComponentExit(t *testing.T) {
+	bin := testenv.RequireAssets(t, testenv.Etcd, testenv.KubeAPIServer)
+	o := testenv.Options{BinDir: bin, ExtraFlags: map[string][]string{testenv.KubeAPIServer: {"--no-such-flag"}}}
+	cp, err := testenv.StartControlPlane(t.Context(), o)
+	if err == nil {
+		_ = cp.Stop()
+		t.Fatal("StartControlPlane() succeeded with a bad kube-apiserver flag")
+	}
+	if !strings.Contains(err.Error(), "kube-apiserver exited early") || !strings.Contains(err.Error(), "no-such-flag") {
+		t.Errorf("StartControlPlane() error = %v, want the exit and the log line naming the flag", err)
 	}
 }

@@ -1,7 +1,6 @@
 package testenv
 
 import (
-	"context"
 	"errors"
 	"os"
 	"testing"
@@ -47,7 +46,7 @@ func Start(t testing.TB, o Options) *ControlPlane {
 	if o.BinDir == "" {
 		o.BinDir = RequireAssets(t, o.components()...)
 	}
-	cp, err := StartControlPlane(context.Background(), o)
+	cp, err := StartControlPlane(t.Context(), o)
 	if err != nil {
 		t.Fatalf("starting the control plane: %v", err)
 	}
