@@ -116,34 +116,24 @@ func kinds() []string {
 	return out
 }
 
-// strict decodes doc into a new T, refusing unknown fields.
-func strict[T any](doc []byte) (*T, error) {
-	out := new(T)
-	if err := yaml.UnmarshalStrict(doc, out); err != nil {
-		return nil, err
+// decodeInto decodes doc strictly (unknown fields are errors) and appends it to list.
+func decodeInto[T any](list *[]*T, doc []byte) error {
+	obj := new(T)
+	if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+		return err
 	}
-	return out, nil
-}
-
-func appendTo[T any](list *[]*T) func(*Objects, []byte) error {
-	return func(_ *Objects, doc []byte) error {
-		obj, err := strict[T](doc)
-		if err != nil {
-			return err
-		}
-		*list = append(*list, obj)
-		return nil
-	}
+	*list = append(*list, obj)
+	return nil
 }
 
 var decoders = map[string]func(*Objects, []byte) error{
-	"Pod":                   func(o *Objects, d []byte) error { return appendTo(&o.Pods)(o, d) },
-	"Node":                  func(o *Objects, d []byte) error { return appendTo(&o.Nodes)(o, d) },
-	"DaemonSet":             func(o *Objects, d []byte) error { return appendTo(&o.DaemonSets)(o, d) },
-	"PersistentVolumeClaim": func(o *Objects, d []byte) error { return appendTo(&o.PersistentVolumeClaims)(o, d) },
-	"PersistentVolume":      func(o *Objects, d []byte) error { return appendTo(&o.PersistentVolumes)(o, d) },
-	"StorageClass":          func(o *Objects, d []byte) error { return appendTo(&o.StorageClasses)(o, d) },
-	"NodePool":              func(o *Objects, d []byte) error { return appendTo(&o.NodePools)(o, d) },
-	"NodeClass":             func(o *Objects, d []byte) error { return appendTo(&o.NodeClasses)(o, d) },
-	"NodeClaim":             func(o *Objects, d []byte) error { return appendTo(&o.NodeClaims)(o, d) },
+	"Pod":                   func(o *Objects, d []byte) error { return decodeInto(&o.Pods, d) },
+	"Node":                  func(o *Objects, d []byte) error { return decodeInto(&o.Nodes, d) },
+	"DaemonSet":             func(o *Objects, d []byte) error { return decodeInto(&o.DaemonSets, d) },
+	"PersistentVolumeClaim": func(o *Objects, d []byte) error { return decodeInto(&o.PersistentVolumeClaims, d) },
+	"PersistentVolume":      func(o *Objects, d []byte) error { return decodeInto(&o.PersistentVolumes, d) },
+	"StorageClass":          func(o *Objects, d []byte) error { return decodeInto(&o.StorageClasses, d) },
+	"NodePool":              func(o *Objects, d []byte) error { return decodeInto(&o.NodePools, d) },
+	"NodeClass":             func(o *Objects, d []byte) error { return decodeInto(&o.NodeClasses, d) },
+	"NodeClaim":             func(o *Objects, d []byte) error { return decodeInto(&o.NodeClaims, d) },
 }

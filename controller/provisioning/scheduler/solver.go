@@ -26,8 +26,6 @@ type solver struct {
 	topology *topology
 	classes  map[string]*podClass
 	volumes  *volumeTopology
-	// minRequest is the smallest cpu and memory any pod asks for; claims with less room are full.
-	minRequest scheduling.Resources
 }
 
 // Solve decides where every pending pod goes. It is a pure function of the
@@ -112,13 +110,6 @@ func (sv *solver) podInfos() []*podInfo {
 			strings.Compare(a.pod.Namespace, b.pod.Namespace),
 			strings.Compare(a.pod.Name, b.pod.Name))
 	})
-	if len(pods) > 0 {
-		sv.minRequest = pods[0].requests
-		for _, p := range pods {
-			sv.minRequest.CPU = min(sv.minRequest.CPU, p.requests.CPU)
-			sv.minRequest.Memory = min(sv.minRequest.Memory, p.requests.Memory)
-		}
-	}
 	return pods
 }
 
