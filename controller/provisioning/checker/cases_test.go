@@ -92,7 +92,24 @@ func ignoreAffinityPolicy(p *corev1.Pod) {
 
 func spreadCases() []checkCase {
 	return []checkCase{
-		{"zone spread over the zones the pod's affinity allows", zonal(spreadPods(zone, 3, inZones("z1", "z2")), "z1", "z1", "z2"), nil},
+		{"zone spread over the zones the pod's affinity allows", zonal(spreadPods(zone, 3, inZones("z1", "z2")), "z1", "z2", "z1"), nil},
+		{"zone spread checked in the decision's order", zonal(spreadPods(zone, 3, inZones("z1", "z2")), "z1", "z1", "z2"), []C{checker.ConstraintTopologySpread}},
+		{"a matching pod placed after the spread owners may unbalance zones", func() (*scheduler.Snapshot, *scheduler.Results) {
+			p, late := spreadPods(zone, 3), pod("late", "100m", "100Mi", labelled("app", "web"))
+			return snapshot(append(p, late)), placed(claims{claim("n1", "z1", types{big}, p[0], late), claim("n2", "z2", types{small}, p[1]), claim("n3", "z3", types{small}, p[2])})
+		}, nil},
+		{"a matching pod placed before a spread owner counts against it", func() (*scheduler.Snapshot, *scheduler.Results) {
+			p, early := spreadPods(zone, 1), pod("early", "100m", "100Mi", labelled("app", "web"))
+			r := placed(claims{claim("n1", "z1", types{big}, p[0], early)})
+			r.Order = pods{early, p[0]}
+			return snapshot(pods{p[0], early}), r
+		}, []C{checker.ConstraintTopologySpread}},
+		{"placed pod missing from the order", func() (*scheduler.Snapshot, *scheduler.Results) {
+			a := pod("a", "100m", "100Mi")
+			r := placed(claims{claim("n1", "z1", types{small}, a)})
+			r.Order = nil
+			return snapshot(pods{a}), r
+		}, []C{checker.ConstraintPlacement}},
 		{"zone spread with nodeAffinityPolicy Ignore counts every zone", zonal(spreadPods(zone, 3, inZones("z1", "z2"), ignoreAffinityPolicy), "z1", "z1", "z2"), []C{checker.ConstraintTopologySpread}},
 		{"zone spread balanced", zonal(spreadPods(zone, 3), "z1", "z2", "z3"), nil},
 		{"zone spread counts the empty zone the pool offers", zonal(spreadPods(zone, 3), "z1", "z1", "z2"), []C{checker.ConstraintTopologySpread}},

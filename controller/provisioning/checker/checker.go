@@ -2,8 +2,10 @@
 // code path of its own: it shares no logic with the solver or with the
 // scheduling package's requirement algebra, and leans on Kubernetes'
 // component-helpers for node affinity and taints and on apimachinery for label
-// selectors. Every rule is checked in the final state: the pods already bound
-// plus every placement the decision makes.
+// selectors. Every rule is checked in the final state (the pods already bound
+// plus every placement the decision makes) except topology spread, which
+// kube-scheduler checks only when a pod binds: it is replayed in the decision's
+// Order.
 package checker
 
 import (
@@ -118,12 +120,45 @@ func (c *checker) checkAccounting() {
 	for _, u := range c.res.Unschedulable {
 		count(u.Pod, "")
 	}
+	c.checkOrder()
 	for _, p := range c.snap.Pods {
 		switch n := seen[podKey(p)]; {
 		case n == 0:
 			c.report(p, "", ConstraintPlacement, "pending pod is neither placed nor reported unschedulable")
 		case n > 1:
 			c.report(p, "", ConstraintPlacement, "pending pod appears %d times in the decision", n)
+		}
+	}
+}
+
+// checkOrder verifies that the decision's Order lists every placed pod once.
+func (c *checker) checkOrder() {
+	placed := map[*corev1.Pod]string{}
+	var inOrder []scheduler.Placement
+	for _, pl := range c.res.Existing {
+		placed[pl.Pod] = pl.Node
+		inOrder = append(inOrder, pl)
+	}
+	for _, nc := range c.res.NewNodeClaims {
+		for _, p := range nc.Pods {
+			placed[p] = nc.Name
+			inOrder = append(inOrder, scheduler.Placement{Pod: p, Node: nc.Name})
+		}
+	}
+	listed := map[*corev1.Pod]bool{}
+	for _, p := range c.res.Order {
+		node, ok := placed[p]
+		switch {
+		case !ok:
+			c.report(p, "", ConstraintPlacement, "pod is in the decision's order but is not placed")
+		case listed[p]:
+			c.report(p, node, ConstraintPlacement, "pod is in the decision's order twice")
+		}
+		listed[p] = true
+	}
+	for _, pl := range inOrder {
+		if !listed[pl.Pod] {
+			c.report(pl.Pod, pl.Node, ConstraintPlacement, "placed pod is missing from the decision's order")
 		}
 	}
 }

@@ -18,9 +18,17 @@ type (
 	C     = checker.Constraint
 )
 
-// placed is a Results with the given claims and placements on existing nodes.
+// placed is a Results with the given claims and placements on existing nodes,
+// placed in that order: existing placements first, then each claim's pods.
 func placed(claims []*scheduler.NewNodeClaim, existing ...scheduler.Placement) *scheduler.Results {
-	return &scheduler.Results{NewNodeClaims: claims, Existing: existing}
+	r := &scheduler.Results{NewNodeClaims: claims, Existing: existing}
+	for _, pl := range existing {
+		r.Order = append(r.Order, pl.Pod)
+	}
+	for _, nc := range claims {
+		r.Order = append(r.Order, nc.Pods...)
+	}
+	return r
 }
 
 type checkCase struct {

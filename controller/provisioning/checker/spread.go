@@ -11,14 +11,23 @@ import (
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 )
 
-// spreadGroup counts the pods a spread selector matches per eligible domain.
+// spreadGroup counts the pods a spread selector matches per eligible domain as
+// the replay places them one by one.
 type spreadGroup struct {
+	key       string
+	namespace string
+	selector  labels.Selector
+	policy    spreadPolicy
+	// owner is a pod whose constraint defines the group: eligibility of nodes is
+	// judged against its node affinity and tolerations.
+	owner *corev1.Pod
 	// domain -> matching pods on eligible nodes of the domain
 	counts map[string]int
 	// domain -> eligible
 	domains map[string]bool
-	// least count over eligible domains, computed once
-	least *int
+	// least is the smallest count over eligible domains, atLeast how many domains
+	// hold it; counts only grow, so it is recomputed only when atLeast reaches 0.
+	least, atLeast int
 }
 
 // min is the smallest count over eligible domains; 0 with fewer than minDomains.
@@ -26,14 +35,30 @@ func (g *spreadGroup) min(minDomains *int32) int {
 	if len(g.domains) == 0 || (minDomains != nil && len(g.domains) < int(*minDomains)) {
 		return 0
 	}
-	if g.least == nil {
-		m := math.MaxInt
-		for d := range g.domains {
-			m = min(m, g.counts[d])
+	return g.least
+}
+
+// recount sets least and atLeast from the counts.
+func (g *spreadGroup) recount() {
+	g.least, g.atLeast = math.MaxInt, 0
+	for d := range g.domains {
+		switch c := g.counts[d]; {
+		case c < g.least:
+			g.least, g.atLeast = c, 1
+		case c == g.least:
+			g.atLeast++
 		}
-		g.least = &m
 	}
-	return *g.least
+}
+
+// add counts one more matching pod in domain d.
+func (g *spreadGroup) add(d string) {
+	g.counts[d]++
+	if g.domains[d] && g.counts[d] == g.least+1 {
+		if g.atLeast--; g.atLeast == 0 {
+			g.recount()
+		}
+	}
 }
 
 // spreadPolicy says which nodes are eligible domains for a pod's constraint.
@@ -70,46 +95,114 @@ func (sp spreadPolicy) eligible(c *checker, pod *corev1.Pod, n *node) bool {
 	return true
 }
 
-// checkTopologySpread verifies every placed pod's DoNotSchedule spread
-// constraints in the final state.
+// checkTopologySpread replays the decision's placements in its Order and
+// checks every DoNotSchedule spread constraint of each pod against the pods
+// bound or placed before it, as kube-scheduler's PodTopologySpread filter does
+// when the pods bind in that order.
 func (c *checker) checkTopologySpread() {
 	groups := map[string]*spreadGroup{}
+	var all []*spreadGroup
+	// constraint of a placed pod -> its group
+	type owned struct {
+		at    *podAt
+		tsc   *corev1.TopologySpreadConstraint
+		group *spreadGroup
+	}
+	byPod := map[*corev1.Pod][]owned{}
 	for _, at := range c.pods {
 		if !at.placed {
 			continue
 		}
 		for i := range at.pod.Spec.TopologySpreadConstraints {
 			tsc := &at.pod.Spec.TopologySpreadConstraints[i]
-			if tsc.WhenUnsatisfiable == corev1.DoNotSchedule {
-				c.checkSpread(at, tsc, groups)
+			if tsc.WhenUnsatisfiable != corev1.DoNotSchedule {
+				continue
 			}
+			sel, err := selectorFor(at.pod, tsc.LabelSelector, tsc.MatchLabelKeys, nil)
+			if err != nil {
+				c.report(at.pod, at.node.name, ConstraintTopologySpread, "%v", err)
+				continue
+			}
+			sp := policyOf(tsc)
+			key := fmt.Sprintf("%s|%s|%s|%s", tsc.TopologyKey, at.pod.Namespace, sel, sp.signature(at.pod))
+			g, ok := groups[key]
+			if !ok {
+				g = c.newSpreadGroup(at.pod, tsc.TopologyKey, sel, sp)
+				groups[key] = g
+				all = append(all, g)
+			}
+			byPod[at.pod] = append(byPod[at.pod], owned{at, tsc, g})
+		}
+	}
+	// The bound pods are there before the replay starts.
+	for _, at := range c.pods {
+		if !at.placed {
+			c.countSpread(at, all)
+		}
+	}
+	for _, g := range all {
+		g.recount()
+	}
+	for _, at := range c.ordered() {
+		for _, o := range byPod[at.pod] {
+			c.checkSpread(o.at, o.tsc, o.group)
+		}
+		c.countSpread(at, all)
+	}
+}
+
+// ordered returns the placed pods in the decision's Order.
+func (c *checker) ordered() []*podAt {
+	byPod := map[*corev1.Pod]*podAt{}
+	for _, at := range c.pods {
+		if at.placed {
+			byPod[at.pod] = at
+		}
+	}
+	out := make([]*podAt, 0, len(byPod))
+	for _, p := range c.res.Order {
+		if at, ok := byPod[p]; ok {
+			out = append(out, at)
+		}
+	}
+	return out
+}
+
+// countSpread adds a pod to every group whose selector matches it, on an
+// eligible node with a domain.
+func (c *checker) countSpread(at *podAt, groups []*spreadGroup) {
+	for _, g := range groups {
+		if at.pod.Namespace != g.namespace || !g.selector.Matches(labels.Set(at.pod.Labels)) {
+			continue
+		}
+		d, hasDomain := c.domain(at.node, g.key)
+		if !hasDomain {
+			if at.node.isNew() && mustPin(g.key) {
+				c.reportUnpinned(at.node, at.pod, g.key, ConstraintTopologySpread)
+			}
+			continue
+		}
+		if g.policy.eligible(c, g.owner, at.node) {
+			g.add(d)
 		}
 	}
 }
 
-func (c *checker) checkSpread(at *podAt, tsc *corev1.TopologySpreadConstraint, groups map[string]*spreadGroup) {
-	sel, err := selectorFor(at.pod, tsc.LabelSelector, tsc.MatchLabelKeys, nil)
-	if err != nil {
-		c.report(at.pod, at.node.name, ConstraintTopologySpread, "%v", err)
-		return
-	}
-	sp := policyOf(tsc)
-	key := fmt.Sprintf("%s|%s|%s|%s", tsc.TopologyKey, at.pod.Namespace, sel, sp.signature(at.pod))
-	g, ok := groups[key]
-	if !ok {
-		g = c.buildSpreadGroup(at.pod, tsc.TopologyKey, sel, sp)
-		groups[key] = g
-	}
+func (c *checker) checkSpread(at *podAt, tsc *corev1.TopologySpreadConstraint, g *spreadGroup) {
 	d, ok := c.domain(at.node, tsc.TopologyKey)
 	if !ok {
 		c.reportMissingDomain(at, tsc.TopologyKey, ConstraintTopologySpread)
 		return
 	}
+	self := 0
+	if g.selector.Matches(labels.Set(at.pod.Labels)) {
+		self = 1
+	}
 	lo := g.min(tsc.MinDomains)
-	if skew := g.counts[d] - lo; skew > int(tsc.MaxSkew) {
+	if skew := g.counts[d] + self - lo; skew > int(tsc.MaxSkew) {
 		c.report(at.pod, at.node.name, ConstraintTopologySpread,
-			"spread on %s (selector %q): domain %s has %d matching pods, the least of %d eligible domains has %d: skew %d > maxSkew %d",
-			tsc.TopologyKey, sel, d, g.counts[d], len(g.domains), lo, skew, tsc.MaxSkew)
+			"spread on %s (selector %q): domain %s has %d matching pods before this one, the least of %d eligible domains has %d: skew %d > maxSkew %d",
+			tsc.TopologyKey, g.selector, d, g.counts[d], len(g.domains), lo, skew, tsc.MaxSkew)
 	}
 }
 
@@ -122,29 +215,18 @@ func (c *checker) reportMissingDomain(at *podAt, key string, constraint Constrai
 	c.report(at.pod, at.node.name, constraint, "node has no %s label, so it is in no topology domain", key)
 }
 
-// buildSpreadGroup counts matching pods per eligible domain, and reports new
-// claims that hold matching pods without a pinned domain.
-func (c *checker) buildSpreadGroup(pod *corev1.Pod, key string, sel labels.Selector, sp spreadPolicy) *spreadGroup {
-	g := &spreadGroup{counts: map[string]int{}, domains: map[string]bool{}}
+// newSpreadGroup finds the eligible domains of a group: every node of the final
+// state the owner may use, and for zones every zone a compatible pool offers.
+func (c *checker) newSpreadGroup(owner *corev1.Pod, key string, sel labels.Selector, sp spreadPolicy) *spreadGroup {
+	g := &spreadGroup{key: key, namespace: owner.Namespace, selector: sel, policy: sp, owner: owner,
+		counts: map[string]int{}, domains: map[string]bool{}}
 	for _, n := range c.nodes {
-		d, hasDomain := c.domain(n, key)
-		for _, at := range n.pods {
-			if at.pod.Namespace != pod.Namespace || !sel.Matches(labels.Set(at.pod.Labels)) {
-				continue
-			}
-			if !hasDomain && n.isNew() && mustPin(key) {
-				c.reportUnpinned(n, at.pod, key, ConstraintTopologySpread)
-			}
-			if hasDomain && sp.eligible(c, pod, n) {
-				g.counts[d]++
-			}
-		}
-		if hasDomain && sp.eligible(c, pod, n) {
+		if d, ok := c.domain(n, key); ok && sp.eligible(c, owner, n) {
 			g.domains[d] = true
 		}
 	}
 	if key == corev1.LabelTopologyZone {
-		for _, z := range c.poolZones(pod, sp) {
+		for _, z := range c.poolZones(owner, sp) {
 			g.domains[z] = true
 		}
 	}

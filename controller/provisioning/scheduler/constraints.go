@@ -37,35 +37,17 @@ func (sv *solver) topologyAllows(c *podClass, dom func(string) string) (ok, perm
 	return sv.othersAllow(c, dom)
 }
 
-// othersAllow keeps the constraints of pods already placed true when this pod
-// joins their domain: required anti-affinity both ways, and topology spread, which
-// every matching pod respects so that the final counts stay within maxSkew.
+// othersAllow keeps the required anti-affinity of pods already placed true when
+// this pod joins their domain. Their topology spreads are not rechecked:
+// kube-scheduler checks a spread only when its owner binds, and the decision's
+// Order lists the pods in the order that makes each spread hold.
 func (sv *solver) othersAllow(c *podClass, dom func(string) string) (ok, permanent bool) {
 	for _, g := range c.matches {
-		if g.soft {
+		if g.soft || g.kind != antiAffinityGroup {
 			continue
 		}
-		d := dom(g.key)
-		if d == "" {
-			continue
-		}
-		switch g.kind {
-		case antiAffinityGroup:
-			if g.owners[d] > 0 {
-				return false, true
-			}
-		case spreadGroup:
-			// Only the group's owners already in d can be pushed over maxSkew by
-			// one more matching pod there; owners elsewhere only gain from it.
-			if g.owners[d] == 0 {
-				continue
-			}
-			if g.domains != nil && !slices.Contains(g.domains, d) {
-				continue
-			}
-			if g.counts[d]+1-g.minCount() > g.maxSkew {
-				return false, false
-			}
+		if d := dom(g.key); d != "" && g.owners[d] > 0 {
+			return false, true
 		}
 	}
 	return true, false

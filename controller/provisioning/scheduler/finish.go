@@ -26,6 +26,7 @@ func (sv *solver) finish(r *Results) {
 		r.NewNodeClaims = append(r.NewNodeClaims, sv.newNodeClaim(n))
 	}
 	slices.SortStableFunc(r.Unschedulable, func(a, b Unschedulable) int { return comparePods(a.Pod, b.Pod) })
+	r.Order = sv.order
 }
 
 func comparePods(a, b *corev1.Pod) int {

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -292,6 +291,7 @@ func (sv *solver) commit(p *podInfo, c *podClass, pl *plan) {
 	}
 	n.pods = append(n.pods, p)
 	n.ports.Add(c.hostPorts)
+	sv.order = append(sv.order, p.pod)
 	sv.record(c, n)
 }
 
@@ -300,7 +300,7 @@ func (sv *solver) record(c *podClass, n *node) {
 	for _, g := range c.matches {
 		g.add(n.domain(g.key), false)
 	}
-	for _, g := range slices.Concat(c.spreads, c.antiAffinities) {
+	for _, g := range c.antiAffinities {
 		if d := n.domain(g.key); d != "" {
 			g.owners[d]++
 		}

@@ -15,6 +15,10 @@ type Results struct {
 	// Existing are the pods placed on existing nodes or in-flight NodeClaims.
 	Existing      []Placement
 	Unschedulable []Unschedulable
+	// Order lists every placed pod in the order the decision placed it. Topology
+	// spread holds for each pod against the pods placed before it, which is how
+	// kube-scheduler checks it as the pods bind.
+	Order []*corev1.Pod
 }
 
 // NewNodeClaim is a node to launch.

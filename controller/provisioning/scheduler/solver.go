@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
@@ -26,6 +28,7 @@ type solver struct {
 	topology *topology
 	classes  map[string]*podClass
 	volumes  *volumeTopology
+	order    []*corev1.Pod // placed pods in commit order
 }
 
 // Solve decides where every pending pod goes. It is a pure function of the
@@ -99,9 +102,8 @@ func (sv *solver) podInfos() []*podInfo {
 		p.class = sv.classFor(p.pod)
 	}
 	sv.linkMatches()
-	// Pods that own a spread go first: the pods they count can go anywhere later,
-	// but once those are placed an owner may find no zone that keeps every
-	// spread it touches within maxSkew.
+	// Pods that own a spread go first: a spread is checked when its owner is
+	// placed, so matching pods placed before it only narrow its choice.
 	slices.SortStableFunc(pods, func(a, b *podInfo) int {
 		return cmp.Or(
 			cmp.Compare(len(b.class.spreads), len(a.class.spreads)),
