@@ -110,10 +110,10 @@ func capacityTypeRank(ct string) int {
 // CheapestPrice is the price of the cheapest available offering the requirements
 // allow, or +Inf when there is none.
 func (it *InstanceType) CheapestPrice(reqs scheduling.Requirements) float64 {
-	zone, ct := reqs.Get(corev1.LabelTopologyZone), reqs.Get(v1alpha1.LabelCapacityType)
+	zone, ct := reqs[corev1.LabelTopologyZone], reqs[v1alpha1.LabelCapacityType]
 	best := math.Inf(1)
 	for _, o := range it.Offerings {
-		if o.Available && o.Price < best && zone.Has(o.Zone) && ct.Has(o.CapacityType) {
+		if o.Available && o.Price < best && (zone == nil || zone.Has(o.Zone)) && (ct == nil || ct.Has(o.CapacityType)) {
 			best = o.Price
 		}
 	}

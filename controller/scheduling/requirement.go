@@ -126,6 +126,30 @@ func (r *Requirement) Intersection(o *Requirement) *Requirement {
 	return out
 }
 
+// Intersects reports whether some value satisfies both requirements: the same
+// answer as !r.Intersection(o).IsEmpty(), without building the intersection.
+func (r *Requirement) Intersects(o *Requirement) bool {
+	switch {
+	case r.complement && o.complement:
+		gt, lt := maxBound(r.greaterThan, o.greaterThan), minBound(r.lessThan, o.lessThan)
+		return gt == nil || lt == nil || *lt-*gt > 1
+	case r.complement:
+		return o.anyValue(r.Has)
+	default:
+		return r.anyValue(o.Has)
+	}
+}
+
+// anyValue reports whether one of a finite requirement's values passes keep.
+func (r *Requirement) anyValue(keep func(string) bool) bool {
+	for _, v := range r.values {
+		if r.withinBounds(v) && keep(v) {
+			return true
+		}
+	}
+	return false
+}
+
 func filter(values []string, keep func(string) bool) []string {
 	out := make([]string, 0, len(values))
 	for _, v := range values {

@@ -61,6 +61,9 @@ func TestRequirementIntersection(t *testing.T) {
 		{"gt and lt disjoint", req("k", "Gt", "4"), req("k", "Lt", "5"), nil, []string{"4", "5"}, true},
 		{"disjoint in", req("k", "In", "a"), req("k", "In", "b"), nil, []string{"a", "b"}, true},
 		{"exists and doesnotexist", req("k", "Exists"), req("k", "DoesNotExist"), nil, []string{"a"}, true},
+		{"in and lte outside", req("k", "In", "5", "6"), req("k", "Lte", "4"), nil, []string{"5", "6"}, true},
+		{"notin and in covered", req("k", "NotIn", "a", "b"), req("k", "In", "a", "b"), nil, []string{"a", "b"}, true},
+		{"gte and lte touching", req("k", "Gte", "4"), req("k", "Lte", "4"), []string{"4"}, []string{"3", "5"}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,6 +81,12 @@ func TestRequirementIntersection(t *testing.T) {
 				if r.IsEmpty() != tc.empty {
 					t.Errorf("%s IsEmpty = %v, want %v", r, r.IsEmpty(), tc.empty)
 				}
+			}
+			if got := tc.a.Intersects(tc.b); got == tc.empty {
+				t.Errorf("%s Intersects %s = %v, want %v", tc.a, tc.b, got, !tc.empty)
+			}
+			if got := tc.b.Intersects(tc.a); got == tc.empty {
+				t.Errorf("%s Intersects %s = %v, want %v", tc.b, tc.a, got, !tc.empty)
 			}
 		})
 	}

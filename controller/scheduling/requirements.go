@@ -127,7 +127,7 @@ func (rs Requirements) compatibleKey(want *Requirement) error {
 	if want.AllowsAbsent() && have.AllowsAbsent() {
 		return nil
 	}
-	if have.Intersection(want).IsEmpty() {
+	if !have.Intersects(want) {
 		return fmt.Errorf("%s conflicts with %s", want, have)
 	}
 	return nil
@@ -146,7 +146,7 @@ func (rs Requirements) Intersects(wanted Requirements) bool {
 		if want.AllowsAbsent() && have.AllowsAbsent() {
 			continue
 		}
-		if have.Intersection(want).IsEmpty() {
+		if !have.Intersects(want) {
 			return false
 		}
 	}

@@ -227,7 +227,7 @@ func termCompatible(claim, term scheduling.Requirements) bool {
 			}
 		case want.AllowsAbsent() && have.AllowsAbsent():
 			continue
-		case have.Intersection(want).IsEmpty():
+		case !have.Intersects(want):
 			return false
 		}
 	}
@@ -246,7 +246,7 @@ func typeCompatible(typeReqs, claim scheduling.Requirements) bool {
 			}
 			continue
 		}
-		if have.Intersection(want).IsEmpty() {
+		if !have.Intersects(want) {
 			return false
 		}
 	}

@@ -30,6 +30,8 @@ type pool struct {
 	nodes         int64
 	// claims counts the NodeClaims this solve created, for naming.
 	claims int
+	// topology key -> the values the pool's types offer, sorted
+	offeredValues map[string][]string
 }
 
 // typeOption is an instance type as one pool offers it.
@@ -140,29 +142,51 @@ func anyTermCompatible(node scheduling.Requirements, terms []scheduling.Requirem
 // domainsFor lists the values of a topology key that a pool can offer, given
 // requirements that narrow it further.
 func (p *pool) domainsFor(key string, reqs scheduling.Requirements) []string {
-	allowed := p.reqs.Merge(reqs)
+	allowed := p.reqs.Merge(reqs).Get(key)
+	var out []string
+	for _, v := range p.offered(key) {
+		if allowed.Has(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// offered lists, sorted, every value of key that some type of the pool has: for
+// zone and capacity type, those of its available offerings. It is computed once
+// per key.
+func (p *pool) offered(key string) []string {
+	if vs, ok := p.offeredValues[key]; ok {
+		return vs
+	}
 	seen := map[string]bool{}
 	for _, t := range p.types {
-		if key == corev1.LabelTopologyZone || key == v1alpha1.LabelCapacityType {
+		switch key {
+		case corev1.LabelTopologyZone, v1alpha1.LabelCapacityType:
 			for _, o := range t.it.Offerings {
-				v := o.Zone
-				if key == v1alpha1.LabelCapacityType {
-					v = o.CapacityType
+				if !o.Available {
+					continue
 				}
-				if o.Available && allowed.Get(key).Has(v) {
-					seen[v] = true
+				if key == corev1.LabelTopologyZone {
+					seen[o.Zone] = true
+				} else {
+					seen[o.CapacityType] = true
 				}
 			}
-			continue
-		}
-		for _, v := range allowed.Merge(t.it.Requirements).Get(key).Values() {
-			seen[v] = true
+		default:
+			for _, v := range p.reqs.Merge(t.it.Requirements).Get(key).Values() {
+				seen[v] = true
+			}
 		}
 	}
-	out := make([]string, 0, len(seen))
+	vs := make([]string, 0, len(seen))
 	for v := range seen {
-		out = append(out, v)
+		vs = append(vs, v)
 	}
-	slices.Sort(out)
-	return out
+	slices.Sort(vs)
+	if p.offeredValues == nil {
+		p.offeredValues = map[string][]string{}
+	}
+	p.offeredValues[key] = vs
+	return vs
 }
