@@ -50,12 +50,17 @@ func (sv *solver) placeClaim(p *podInfo, c *podClass) bool {
 		if c.skipped(i) {
 			continue
 		}
+		// Scalar checks first: most claims are passed over, and this loop is the
+		// solver's hottest.
+		cur := &n.types[n.cur].alloc
+		if upgrades >= upgradeCandidates && (n.used.CPU+p.requests.CPU > cur.CPU || n.used.Memory+p.requests.Memory > cur.Memory) {
+			continue
+		}
 		want := n.used.Add(p.requests)
 		if !want.Fits(n.maxAlloc) {
 			continue
 		}
-		free := want.Fits(n.types[n.cur].alloc)
-		if !free && upgrades >= upgradeCandidates {
+		if upgrades >= upgradeCandidates && !want.Fits(*cur) {
 			continue
 		}
 		pl := sv.planClaim(p, c, n)
