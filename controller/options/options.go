@@ -1,0 +1,241 @@
+// Package options holds the controller's settings: flags with environment
+// fallbacks, validated once at start with messages that name the flag and the fix.
+package options
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Options configures `stowage run`.
+type Options struct {
+	ClusterName     string
+	ClusterEndpoint string
+	// ClusterCABundle is the API server's CA, base64 PEM, for node bootstrap.
+	ClusterCABundle string
+	// ClusterCIDR is the service CIDR nodes are told about.
+	ClusterCIDR string
+	Region      string
+
+	MetricsAddr string
+	HealthAddr  string
+
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	LeaderElectionName      string
+	// LeaseDuration, RenewDeadline and RetryPeriod bound failover: a standby
+	// takes over at most LeaseDuration + RetryPeriod after the leader stops renewing.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+
+	// BatchIdle closes a provisioning batch when no pod arrives for this long;
+	// BatchMax closes it regardless.
+	BatchIdle, BatchMax time.Duration
+
+	KubeAPIQPS   float64
+	KubeAPIBurst int
+
+	LogLevel  string
+	LogFormat string
+}
+
+// flagSpec is one flag: its name, environment variable, and where it goes.
+type flagSpec struct {
+	name, env, usage string
+	value            flag.Value
+}
+
+// Parse reads flags, then fills what no flag set from the environment (getenv),
+// then applies defaults, then validates.
+func Parse(args []string, getenv func(string) string, stderr io.Writer) (*Options, error) {
+	o := defaults()
+	fs := flag.NewFlagSet("stowage run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	specs := o.specs()
+	for _, s := range specs {
+		fs.Var(s.value, s.name, fmt.Sprintf("%s (env %s)", s.usage, s.env))
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q: `stowage run` takes flags only", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, s := range specs {
+		v := getenv(s.env)
+		if set[s.name] || v == "" {
+			continue
+		}
+		if err := s.value.Set(v); err != nil {
+			return nil, fmt.Errorf("environment variable %s (flag --%s): %w", s.env, s.name, err)
+		}
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func defaults() *Options {
+	return &Options{
+		ClusterCIDR:        "172.20.0.0/16",
+		MetricsAddr:        ":8080",
+		HealthAddr:         ":8081",
+		LeaderElect:        true,
+		LeaderElectionName: "stowage-leader-election",
+		LeaseDuration:      10 * time.Second,
+		RenewDeadline:      7 * time.Second,
+		RetryPeriod:        2 * time.Second,
+		BatchIdle:          time.Second,
+		BatchMax:           10 * time.Second,
+		KubeAPIQPS:         200,
+		KubeAPIBurst:       300,
+		LogLevel:           "info",
+		LogFormat:          "json",
+	}
+}
+
+func (o *Options) specs() []flagSpec {
+	return []flagSpec{
+		{"cluster-name", "CLUSTER_NAME", "EKS cluster name; tags instances kubernetes.io/cluster/<name>", (*stringValue)(&o.ClusterName)},
+		{"cluster-endpoint", "CLUSTER_ENDPOINT", "API server URL nodes join", (*stringValue)(&o.ClusterEndpoint)},
+		{"cluster-ca-bundle", "CLUSTER_CA_BUNDLE", "API server CA (base64 PEM) for node bootstrap", (*stringValue)(&o.ClusterCABundle)},
+		{"cluster-cidr", "CLUSTER_CIDR", "service CIDR told to nodes", (*stringValue)(&o.ClusterCIDR)},
+		{"region", "AWS_REGION", "AWS region", (*stringValue)(&o.Region)},
+		{"metrics-bind-address", "METRICS_BIND_ADDRESS", "Prometheus metrics address", (*stringValue)(&o.MetricsAddr)},
+		{"health-probe-bind-address", "HEALTH_PROBE_BIND_ADDRESS", "health and readiness address", (*stringValue)(&o.HealthAddr)},
+		{"leader-elect", "LEADER_ELECT", "elect a leader on a Lease so that replicas take turns", (*boolValue)(&o.LeaderElect)},
+		{"leader-election-namespace", "LEADER_ELECTION_NAMESPACE", "namespace of the Lease (the pod's own when empty)", (*stringValue)(&o.LeaderElectionNamespace)},
+		{"leader-election-name", "LEADER_ELECTION_NAME", "name of the Lease", (*stringValue)(&o.LeaderElectionName)},
+		{"leader-election-lease-duration", "LEADER_ELECTION_LEASE_DURATION", "how long a lease lasts unrenewed", (*durationValue)(&o.LeaseDuration)},
+		{"leader-election-renew-deadline", "LEADER_ELECTION_RENEW_DEADLINE", "how long the leader retries renewing before it gives up", (*durationValue)(&o.RenewDeadline)},
+		{"leader-election-retry-period", "LEADER_ELECTION_RETRY_PERIOD", "how often candidates try to acquire the lease", (*durationValue)(&o.RetryPeriod)},
+		{"batch-idle-duration", "BATCH_IDLE_DURATION", "close a provisioning batch after this long without a new pod", (*durationValue)(&o.BatchIdle)},
+		{"batch-max-duration", "BATCH_MAX_DURATION", "close a provisioning batch after this long at most", (*durationValue)(&o.BatchMax)},
+		{"kube-client-qps", "KUBE_CLIENT_QPS", "API server requests per second", (*floatValue)(&o.KubeAPIQPS)},
+		{"kube-client-burst", "KUBE_CLIENT_BURST", "API server request burst", (*intValue)(&o.KubeAPIBurst)},
+		{"log-level", "LOG_LEVEL", "trace, debug, info, warn or error", (*stringValue)(&o.LogLevel)},
+		{"log-format", "LOG_FORMAT", "json or text", (*stringValue)(&o.LogFormat)},
+	}
+}
+
+// Validate checks every setting and reports each problem with its flag and fix.
+func (o *Options) Validate() error {
+	var errs []error
+	bad := func(flagName, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("--%s: %s", flagName, fmt.Sprintf(format, args...)))
+	}
+	if o.ClusterName == "" {
+		bad("cluster-name", "required: set it (or CLUSTER_NAME) to the EKS cluster's name")
+	}
+	if o.ClusterEndpoint != "" {
+		if u, err := url.Parse(o.ClusterEndpoint); err != nil || u.Scheme != "https" || u.Host == "" {
+			bad("cluster-endpoint", "%q is not an https URL: use the cluster's endpoint, e.g. https://ABCD.gr7.us-east-1.eks.amazonaws.com", o.ClusterEndpoint)
+		}
+	}
+	if _, _, err := net.ParseCIDR(o.ClusterCIDR); err != nil {
+		bad("cluster-cidr", "%q is not a CIDR: use the service CIDR, e.g. 172.20.0.0/16", o.ClusterCIDR)
+	}
+	for _, a := range [][2]string{{"metrics-bind-address", o.MetricsAddr}, {"health-probe-bind-address", o.HealthAddr}} {
+		if _, _, err := net.SplitHostPort(a[1]); err != nil && a[1] != "0" {
+			bad(a[0], "%q is not host:port: use e.g. :8080, or 0 to disable", a[1])
+		}
+	}
+	if o.LeaderElect {
+		if o.LeaseDuration <= o.RenewDeadline {
+			bad("leader-election-lease-duration", "%s must exceed --leader-election-renew-deadline (%s)", o.LeaseDuration, o.RenewDeadline)
+		}
+		if o.RenewDeadline <= o.RetryPeriod {
+			bad("leader-election-renew-deadline", "%s must exceed --leader-election-retry-period (%s)", o.RenewDeadline, o.RetryPeriod)
+		}
+		if o.RetryPeriod <= 0 {
+			bad("leader-election-retry-period", "must be positive, e.g. 2s")
+		}
+		if o.LeaderElectionName == "" {
+			bad("leader-election-name", "required when --leader-elect is true")
+		}
+	}
+	if o.BatchIdle <= 0 {
+		bad("batch-idle-duration", "must be positive, e.g. 1s")
+	}
+	if o.BatchMax < o.BatchIdle {
+		bad("batch-max-duration", "%s is shorter than --batch-idle-duration (%s): make it at least as long", o.BatchMax, o.BatchIdle)
+	}
+	if o.KubeAPIQPS <= 0 {
+		bad("kube-client-qps", "must be positive, e.g. 200")
+	}
+	if o.KubeAPIBurst < int(o.KubeAPIQPS) {
+		bad("kube-client-burst", "%d is below --kube-client-qps (%g): make it at least as large", o.KubeAPIBurst, o.KubeAPIQPS)
+	}
+	switch strings.ToLower(o.LogLevel) {
+	case "trace", "debug", "info", "warn", "error":
+	default:
+		bad("log-level", "%q is not a level: use trace, debug, info, warn or error", o.LogLevel)
+	}
+	if o.LogFormat != "json" && o.LogFormat != "text" {
+		bad("log-format", "%q is not a format: use json or text", o.LogFormat)
+	}
+	return errors.Join(errs...)
+}
+
+type stringValue string
+
+func (v *stringValue) String() string     { return string(*v) }
+func (v *stringValue) Set(s string) error { *v = stringValue(s); return nil }
+
+type boolValue bool
+
+func (v *boolValue) String() string { return strconv.FormatBool(bool(*v)) }
+func (v *boolValue) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a boolean: use true or false", s)
+	}
+	*v = boolValue(b)
+	return nil
+}
+func (v *boolValue) IsBoolFlag() bool { return true }
+
+type durationValue time.Duration
+
+func (v *durationValue) String() string { return time.Duration(*v).String() }
+func (v *durationValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration: use e.g. 500ms, 10s or 2m", s)
+	}
+	*v = durationValue(d)
+	return nil
+}
+
+type floatValue float64
+
+func (v *floatValue) String() string { return strconv.FormatFloat(float64(*v), 'g', -1, 64) }
+func (v *floatValue) Set(s string) error {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number", s)
+	}
+	*v = floatValue(f)
+	return nil
+}
+
+type intValue int
+
+func (v *intValue) String() string { return strconv.Itoa(int(*v)) }
+func (v *intValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not an integer", s)
+	}
+	*v = intValue(n)
+	return nil
+}
