@@ -21,17 +21,17 @@ func (o *Objects) validate() error {
 	for _, nc := range o.NodeClasses {
 		nc.SetDefaults()
 		for _, e := range nc.Validate() {
-			errs = append(errs, fmt.Errorf("nodeclass %s: %s", nc.Name, e))
+			errs = append(errs, fmt.Errorf("%sNodeClass %s: %s", o.at(nc), nc.Name, e))
 		}
 		classes[nc.Name] = true
 	}
 	for _, np := range o.NodePools {
 		np.SetDefaults()
 		for _, e := range np.Validate() {
-			errs = append(errs, fmt.Errorf("nodepool %s: %s", np.Name, e))
+			errs = append(errs, fmt.Errorf("%sNodePool %s: %s", o.at(np), np.Name, e))
 		}
 		if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil && len(o.NodeClasses) > 0 && !classes[ref.Name] {
-			errs = append(errs, fmt.Errorf("nodepool %s: spec.template.spec.nodeClassRef.name: NodeClass %q is not in the snapshot; add it or fix the name", np.Name, ref.Name))
+			errs = append(errs, fmt.Errorf("%sNodePool %s: spec.template.spec.nodeClassRef.name: NodeClass %q is not in the snapshot; add it or fix the name", o.at(np), np.Name, ref.Name))
 		}
 	}
 	nodes := map[string]bool{}
@@ -43,7 +43,7 @@ func (o *Objects) validate() error {
 	}
 	for _, p := range o.Pods {
 		if p.Spec.NodeName != "" && !nodes[p.Spec.NodeName] {
-			errs = append(errs, fmt.Errorf("pod %s/%s: spec.nodeName: node %q is not in the snapshot; add the Node or remove nodeName to treat the pod as pending", p.Namespace, p.Name, p.Spec.NodeName))
+			errs = append(errs, fmt.Errorf("%sPod %s: spec.nodeName: node %q is not in the snapshot; add the Node or remove nodeName to treat the pod as pending", o.at(p), objectName(p.Namespace, p.Name), p.Spec.NodeName))
 		}
 	}
 	return errors.Join(errs...)
@@ -89,6 +89,7 @@ func instanceTypes(nc *v1alpha1.NodeClass, opts Options) []*cloudprovider.Instan
 	co := opts.Defaults
 	if nc != nil {
 		co.Kubelet = nc.Spec.Kubelet
+		co.RootVolumeGiB = rootVolumeGiB(nc)
 		if zones := subnetZones(nc); len(zones) > 0 {
 			co.Zones = zones
 		}
@@ -102,6 +103,18 @@ func instanceTypes(nc *v1alpha1.NodeClass, opts Options) []*cloudprovider.Instan
 		}
 	}
 	return types
+}
+
+// rootVolumeGiB is the size, in whole GiB rounded down, of the block device
+// mapping marked rootVolume, which backs ephemeral storage; 0 (the catalogue's
+// default) when there is none.
+func rootVolumeGiB(nc *v1alpha1.NodeClass) int64 {
+	for _, m := range nc.Spec.BlockDeviceMappings {
+		if m.RootVolume && m.EBS != nil && m.EBS.VolumeSize != nil {
+			return m.EBS.VolumeSize.Value() >> 30
+		}
+	}
+	return 0
 }
 
 func subnetZones(nc *v1alpha1.NodeClass) []string {

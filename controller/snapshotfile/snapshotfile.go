@@ -33,6 +33,11 @@ type Objects struct {
 	NodePools              []*v1alpha1.NodePool
 	NodeClasses            []*v1alpha1.NodeClass
 	NodeClaims             []*v1alpha1.NodeClaim
+
+	// object -> where Read found it ("document 3", "document 1: items[2]"), for messages
+	where map[any]string
+	// "Kind namespace/name" -> where Read found it, to refuse duplicates
+	seen map[string]string
 }
 
 type header struct {
@@ -45,10 +50,11 @@ type header struct {
 	} `json:"metadata"`
 }
 
-// Read parses every document, strictly: an unknown kind or field is an error that
-// names the document, the object and the field.
+// Read parses every document, strictly: an unknown kind or field, a duplicate
+// object or an invalid one is an error that names the document, the object and
+// the field.
 func Read(r io.Reader) (*Objects, error) {
-	objs := &Objects{}
+	objs := &Objects{where: map[any]string{}, seen: map[string]string{}}
 	docs := utilyaml.NewYAMLReader(bufio.NewReader(r))
 	for i := 1; ; i++ {
 		doc, err := docs.Read()
@@ -61,8 +67,8 @@ func Read(r io.Reader) (*Objects, error) {
 		if len(bytes.TrimSpace(doc)) == 0 || isComment(doc) {
 			continue
 		}
-		if err := objs.add(doc); err != nil {
-			return nil, fmt.Errorf("document %d: %w", i, err)
+		if err := objs.add(doc, fmt.Sprintf("document %d", i)); err != nil {
+			return nil, err
 		}
 	}
 	return objs, objs.validate()
@@ -77,27 +83,42 @@ func isComment(doc []byte) bool {
 	return true
 }
 
-func (o *Objects) add(doc []byte) error {
+// add decodes one document, or each item of a List; where names it in errors.
+func (o *Objects) add(doc []byte, where string) error {
 	var h header
 	if err := yaml.Unmarshal(doc, &h); err != nil {
-		return fmt.Errorf("parsing YAML: %w", err)
+		return fmt.Errorf("%s: parsing YAML: %w", where, err)
 	}
 	if h.Kind == "List" || strings.HasSuffix(h.Kind, "List") && h.Items != nil {
 		for j, item := range h.Items {
-			if err := o.add(item); err != nil {
-				return fmt.Errorf("items[%d]: %w", j, err)
+			if err := o.add(item, fmt.Sprintf("%s: items[%d]", where, j)); err != nil {
+				return err
 			}
 		}
 		return nil
 	}
 	decode, ok := decoders[h.Kind]
 	if !ok {
-		return fmt.Errorf("kind %q is not part of a snapshot; use %s", h.Kind, strings.Join(kinds(), ", "))
+		return fmt.Errorf("%s: kind %q is not part of a snapshot; use %s", where, h.Kind, strings.Join(kinds(), ", "))
 	}
-	if err := decode(o, doc); err != nil {
-		return fmt.Errorf("%s %s: %w", h.Kind, objectName(h.Metadata.Namespace, h.Metadata.Name), err)
+	id := h.Kind + " " + objectName(h.Metadata.Namespace, h.Metadata.Name)
+	if first, dup := o.seen[id]; dup {
+		return fmt.Errorf("%s: %s is already in %s; remove one of them", where, id, first)
 	}
+	obj, err := decode(o, doc)
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", where, id, err)
+	}
+	o.seen[id], o.where[obj] = where, where
 	return nil
+}
+
+// at is where Read found obj, as a message prefix.
+func (o *Objects) at(obj any) string {
+	if w, ok := o.where[obj]; ok {
+		return w + ": "
+	}
+	return ""
 }
 
 func objectName(ns, name string) string {
@@ -116,24 +137,25 @@ func kinds() []string {
 	return out
 }
 
-// decodeInto decodes doc strictly (unknown fields are errors) and appends it to list.
-func decodeInto[T any](list *[]*T, doc []byte) error {
+// decodeInto decodes doc strictly (unknown fields are errors), appends it to list
+// and returns it.
+func decodeInto[T any](list *[]*T, doc []byte) (any, error) {
 	obj := new(T)
 	if err := yaml.UnmarshalStrict(doc, obj); err != nil {
-		return err
+		return nil, err
 	}
 	*list = append(*list, obj)
-	return nil
+	return obj, nil
 }
 
-var decoders = map[string]func(*Objects, []byte) error{
-	"Pod":                   func(o *Objects, d []byte) error { return decodeInto(&o.Pods, d) },
-	"Node":                  func(o *Objects, d []byte) error { return decodeInto(&o.Nodes, d) },
-	"DaemonSet":             func(o *Objects, d []byte) error { return decodeInto(&o.DaemonSets, d) },
-	"PersistentVolumeClaim": func(o *Objects, d []byte) error { return decodeInto(&o.PersistentVolumeClaims, d) },
-	"PersistentVolume":      func(o *Objects, d []byte) error { return decodeInto(&o.PersistentVolumes, d) },
-	"StorageClass":          func(o *Objects, d []byte) error { return decodeInto(&o.StorageClasses, d) },
-	"NodePool":              func(o *Objects, d []byte) error { return decodeInto(&o.NodePools, d) },
-	"NodeClass":             func(o *Objects, d []byte) error { return decodeInto(&o.NodeClasses, d) },
-	"NodeClaim":             func(o *Objects, d []byte) error { return decodeInto(&o.NodeClaims, d) },
+var decoders = map[string]func(*Objects, []byte) (any, error){
+	"Pod":                   func(o *Objects, d []byte) (any, error) { return decodeInto(&o.Pods, d) },
+	"Node":                  func(o *Objects, d []byte) (any, error) { return decodeInto(&o.Nodes, d) },
+	"DaemonSet":             func(o *Objects, d []byte) (any, error) { return decodeInto(&o.DaemonSets, d) },
+	"PersistentVolumeClaim": func(o *Objects, d []byte) (any, error) { return decodeInto(&o.PersistentVolumeClaims, d) },
+	"PersistentVolume":      func(o *Objects, d []byte) (any, error) { return decodeInto(&o.PersistentVolumes, d) },
+	"StorageClass":          func(o *Objects, d []byte) (any, error) { return decodeInto(&o.StorageClasses, d) },
+	"NodePool":              func(o *Objects, d []byte) (any, error) { return decodeInto(&o.NodePools, d) },
+	"NodeClass":             func(o *Objects, d []byte) (any, error) { return decodeInto(&o.NodeClasses, d) },
+	"NodeClaim":             func(o *Objects, d []byte) (any, error) { return decodeInto(&o.NodeClaims, d) },
 }

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/catalogue"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/snapshotfile"
@@ -36,6 +38,9 @@ func (l *offeringList) Set(v string) error {
 	}
 	o := snapshotfile.Offering{InstanceType: parts[0], Zone: parts[1]}
 	if len(parts) == 3 {
+		if !slices.Contains(v1alpha1.CapacityTypes, parts[2]) {
+			return fmt.Errorf("capacity type %q is not reserved, spot or on-demand", parts[2])
+		}
 		o.CapacityType = parts[2]
 	}
 	*l = append(*l, o)
@@ -97,7 +102,28 @@ func loadSnapshot(f scheduleFlags) (*scheduler.Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", f.snapshot, err)
 	}
-	return objs.Snapshot(snapshotfile.Options{Infos: infos, Defaults: catalogue.DefaultOptions(), Unavailable: f.unavailable}), nil
+	snap := objs.Snapshot(snapshotfile.Options{Infos: infos, Defaults: catalogue.DefaultOptions(), Unavailable: f.unavailable})
+	for _, u := range f.unavailable {
+		if !offered(snap, u) {
+			return nil, fmt.Errorf("--unavailable %s:%s: no pool offers %s in %s; check the instance type and the zone", u.InstanceType, u.Zone, u.InstanceType, u.Zone)
+		}
+	}
+	return snap, nil
+}
+
+// offered reports whether some pool's instance types have an offering u names, so
+// that a mistyped --unavailable is an error rather than a silent no-op.
+func offered(snap *scheduler.Snapshot, u snapshotfile.Offering) bool {
+	for _, types := range snap.InstanceTypes {
+		for _, it := range types {
+			for _, o := range it.Offerings {
+				if it.Name == u.InstanceType && o.Zone == u.Zone && (u.CapacityType == "" || u.CapacityType == o.CapacityType) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // decisionJSON is the --json schema, documented in docs/schedule.md.
@@ -144,7 +170,7 @@ func newDecisionJSON(r *scheduler.Results) decisionJSON {
 	d := decisionJSON{NodeClaims: []nodeClaimJSON{}, Existing: []placementJSON{}, Unschedulable: []unschedulableJSON{}}
 	for _, nc := range r.NewNodeClaims {
 		j := nodeClaimJSON{Name: nc.Name, NodePool: nc.NodePool, Zone: nc.Offering.Zone, CapacityType: nc.Offering.CapacityType,
-			Zones: nc.Requirements.Get(corev1.LabelTopologyZone).Values(), PricePerHour: nc.Price(), Requests: nc.Requests.List()}
+			Zones: claimZones(nc), PricePerHour: nc.Price(), Requests: nc.Requests.List()}
 		for _, it := range nc.InstanceTypes {
 			j.InstanceTypes = append(j.InstanceTypes, it.Name)
 		}
@@ -191,6 +217,21 @@ func printDecision(w io.Writer, r *scheduler.Results) {
 	}
 	fmt.Fprintf(w, "\n%d new nodeclaims at $%.4f/hour; %d pods on new nodes, %d on existing capacity, %d unschedulable\n",
 		len(r.NewNodeClaims), r.TotalPrice(), r.PodCount()-len(r.Existing), len(r.Existing), len(r.Unschedulable))
+}
+
+// claimZones lists, sorted, every zone where one of the claim's instance types has
+// an available offering its requirements allow: where the launch may land.
+func claimZones(nc *scheduler.NewNodeClaim) []string {
+	zones := []string{}
+	for _, it := range nc.InstanceTypes {
+		for _, o := range it.Offerings.Available().Compatible(nc.Requirements) {
+			if !slices.Contains(zones, o.Zone) {
+				zones = append(zones, o.Zone)
+			}
+		}
+	}
+	slices.Sort(zones)
+	return zones
 }
 
 // typeList shows the first few fallbacks and how many more there are.

@@ -124,10 +124,26 @@ func (sv *solver) poolReason(p *podInfo, c *podClass, pl *pool) string {
 	if name, ok := pl.withinLimits(types[firstFit(types, 0, p.requests)].it.Capacity, true); !ok {
 		return fmt.Sprintf("launching would exceed its %s limit", name)
 	}
+	if reason := sv.minValuesReason(pl, reqs, types, p.requests); reason != "" {
+		return reason
+	}
 	if _, conflict := (&scheduling.HostPortUsage{}).Conflict(c.hostPorts); conflict {
 		return "host ports conflict"
 	}
 	return sv.topologyReason(c)
+}
+
+// minValuesReason names the requirement whose minValues the Strict policy cannot
+// meet for a new claim holding only this pod, or is empty.
+func (sv *solver) minValuesReason(pl *pool, reqs scheduling.Requirements, types []*typeOption, want scheduling.Resources) string {
+	if sv.opts.MinValuesPolicy == MinValuesBestEffort {
+		return ""
+	}
+	r, have := sv.minValuesShortfall(pl, pl.limits.Sub(pl.usage), reqs, types, firstFit(types, 0, want), want)
+	if r == nil {
+		return ""
+	}
+	return fmt.Sprintf("minValues %d of %s: the instance types that fit offer only %d; allow more values or lower minValues", *r.MinValues, r.Key, have)
 }
 
 func (sv *solver) topologyReason(c *podClass) string {

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -158,7 +159,7 @@ func (sv *solver) planTerm(p *podInfo, c *podClass, n *node, reqs scheduling.Req
 	}
 	want := n.used.Add(p.requests)
 	j := firstFit(types, start, want)
-	if j < 0 || !sv.minValuesHold(reqsOr(reqs, n.reqs), types, j, want) || !sv.withinLimits(n, types[j]) {
+	if j < 0 || !sv.minValuesHold(n, reqsOr(reqs, n.reqs), types, j, want) || !sv.withinLimits(n, types[j]) {
 		return nil
 	}
 	dom := func(key string) string { return claimDomain(n, reqsOr(reqs, n.reqs), key) }
@@ -312,29 +313,73 @@ func (sv *solver) record(c *podClass, n *node) {
 	}
 }
 
-// minValuesHold checks every requirement with minValues against the types that
-// would remain candidates (those from j on that fit).
-func (sv *solver) minValuesHold(reqs scheduling.Requirements, types []*typeOption, j int, want scheduling.Resources) bool {
-	if sv.opts.MinValuesPolicy == MinValuesBestEffort {
+// minValuesHold reports whether, under the Strict policy, the claim n grown to
+// types[j] would still list enough values for every requirement with minValues.
+func (sv *solver) minValuesHold(n *node, reqs scheduling.Requirements, types []*typeOption, j int, want scheduling.Resources) bool {
+	if sv.opts.MinValuesPolicy == MinValuesBestEffort || !hasMinValues(reqs) {
 		return true
 	}
+	r, _ := sv.minValuesShortfall(n.pool, claimHeadroom(n), reqs, types, j, want)
+	return r == nil
+}
+
+func hasMinValues(reqs scheduling.Requirements) bool {
 	for _, r := range reqs {
-		if r.MinValues == nil {
-			continue
+		if r.MinValues != nil {
+			return true
 		}
+	}
+	return false
+}
+
+// claimHeadroom is how much of its pool's limits a claim may grow into: what
+// newNodeClaim allows when it cuts the claim's list of types.
+func claimHeadroom(n *node) scheduling.Resources {
+	headroom := n.pool.limits.Sub(n.pool.usage)
+	if n.index >= 0 {
+		headroom = headroom.Add(n.types[n.cur].it.Capacity)
+	}
+	return headroom
+}
+
+// minValuesShortfall returns the first requirement (by key) with minValues that
+// the types a claim would list cannot meet, with how many values they offer; nil
+// when every minValues holds. The types listed are those newNodeClaim keeps:
+// from j on, holding want, within the pool's headroom, at most MaxInstanceTypes.
+func (sv *solver) minValuesShortfall(p *pool, headroom scheduling.Resources, reqs scheduling.Requirements,
+	types []*typeOption, j int, want scheduling.Resources) (*scheduling.Requirement, int) {
+	var keys []string
+	for k, r := range reqs {
+		if r.MinValues != nil {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, 0
+	}
+	slices.Sort(keys)
+	var listed []*typeOption
+	for _, t := range types[j:] {
+		if want.Fits(t.alloc) && !p.exceeds(t.it.Capacity, headroom) {
+			listed = append(listed, t)
+			if len(listed) == sv.opts.MaxInstanceTypes {
+				break
+			}
+		}
+	}
+	for _, k := range keys {
+		r := reqs[k]
 		seen := map[string]bool{}
-		for _, t := range types[j:] {
-			if want.Fits(t.alloc) {
-				for _, v := range t.it.Requirements.Get(r.Key).Values() {
-					if r.Has(v) {
-						seen[v] = true
-					}
+		for _, t := range listed {
+			for _, v := range t.it.Requirements.Get(r.Key).Values() {
+				if r.Has(v) {
+					seen[v] = true
 				}
 			}
 		}
 		if len(seen) < *r.MinValues {
-			return false
+			return r, len(seen)
 		}
 	}
-	return true
+	return nil, 0
 }
