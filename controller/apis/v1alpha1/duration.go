@@ -13,7 +13,8 @@ const Never = "Never"
 // pointers: nil means unset (and defaulted), a nil Duration means Never.
 // +kubebuilder:validation:Type=string
 // +kubebuilder:object:generate=false
-// +kubebuilder:validation:Pattern=`^(([0-9]+(s|m|h))+|Never)$`
+// +kubebuilder:validation:MaxLength=64
+// +kubebuilder:validation:XValidation:rule=`self == 'Never' || self.matches(r'^[+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')`,message="must be a duration such as 30s, 10m or 720h, or Never"
 type NillableDuration struct {
 	// Duration is nil for Never.
 	Duration *time.Duration `json:"-"`

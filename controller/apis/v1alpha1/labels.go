@@ -7,6 +7,9 @@ const (
 	LabelNodePool     = Group + "/nodepool"
 	LabelCapacityType = Group + "/capacity-type"
 	LabelNodeClass    = Group + "/nodeclass"
+	// LabelNodeClaim names the NodeClaim an instance was launched for; the AWS
+	// layer tags instances with it to find them again.
+	LabelNodeClaim = Group + "/nodeclaim"
 
 	LabelInstanceCategory         = Group + "/instance-category"
 	LabelInstanceFamily           = Group + "/instance-family"

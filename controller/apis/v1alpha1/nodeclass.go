@@ -8,7 +8,7 @@ import (
 // NodeClass is the EC2 side of a node: image, network, IAM, disks, metadata
 // options, user data and kubelet settings.
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:path=nodeclasses,scope=Cluster,categories=stowage
+// +kubebuilder:resource:path=nodeclasses,scope=Cluster,categories=stowage,shortName=nclass
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -21,10 +21,14 @@ type NodeClass struct {
 }
 
 // NodeClassSpec is how nodes are launched on EC2.
+// ---
+// The CEL rules here and on the types below mirror NodeClass.Validate; keep them in step.
+// +kubebuilder:validation:XValidation:rule=`(has(self.role) && size(self.role) > 0) != has(self.instanceProfile)`,message="set exactly one of role and instanceProfile",fieldPath=".role"
 type NodeClassSpec struct {
 	// AMISelectorTerms pick the image: an alias (al2023@latest, bottlerocket@v1.20.0), tags, a name or an id.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=30
+	// +kubebuilder:validation:XValidation:rule=`size(self) == 1 || !self.exists(t, has(t.alias) && size(t.alias) > 0)`,message="a term with an alias must be the only term; remove the other terms or the alias"
 	AMISelectorTerms []AMISelectorTerm `json:"amiSelectorTerms"`
 	// SubnetSelectorTerms pick the subnets (and so the zones) nodes launch into.
 	// +kubebuilder:validation:MinItems=1
@@ -46,6 +50,7 @@ type NodeClassSpec struct {
 	BlockDeviceMappings []BlockDeviceMapping `json:"blockDeviceMappings,omitempty"`
 	// MetadataOptions configure IMDS; IMDSv2 is required and the hop limit is 1 by default.
 	// +optional
+	// +kubebuilder:default={httpEndpoint: enabled, httpProtocolIPv6: disabled, httpPutResponseHopLimit: 1, httpTokens: required}
 	MetadataOptions *MetadataOptions `json:"metadataOptions,omitempty"`
 	// UserData is merged with the bootstrap Stowage generates for the AMI family.
 	// +optional
@@ -65,12 +70,18 @@ type NodeClassSpec struct {
 }
 
 // AMISelectorTerm selects images. Alias is exclusive with every other field.
+// +kubebuilder:validation:XValidation:rule=`(has(self.alias) && size(self.alias) > 0) || (has(self.tags) && size(self.tags) > 0) || (has(self.id) && size(self.id) > 0) || (has(self.name) && size(self.name) > 0)`,message="each amiSelectorTerm must set alias, tags, id or name"
+// +kubebuilder:validation:XValidation:rule=`!(has(self.alias) && size(self.alias) > 0) || !((has(self.tags) && size(self.tags) > 0) || (has(self.id) && size(self.id) > 0) || (has(self.name) && size(self.name) > 0) || (has(self.owner) && size(self.owner) > 0))`,message="an alias must be the only field of its term; remove tags, id, name and owner",fieldPath=".alias"
 type AMISelectorTerm struct {
 	// Alias is family@version: al2023@latest, bottlerocket@latest, al2023@v20240625.
 	// +optional
-	// +kubebuilder:validation:Pattern=`^(al2023|bottlerocket)@.+$`
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule=`self == '' || self.matches(r'^(al2023|bottlerocket)@.+$')`,message="alias must be family@version with family al2023 or bottlerocket, e.g. al2023@latest"
 	Alias string `json:"alias,omitempty"`
+	// Tags select images carrying every one of these tags.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=20
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, k != '' && self[k] != '')`,message="tag keys and values must not be empty; use \"*\" to match any value"
 	Tags map[string]string `json:"tags,omitempty"`
 	// +optional
 	// +kubebuilder:validation:Pattern=`^ami-[0-9a-z]+$`
@@ -82,8 +93,13 @@ type AMISelectorTerm struct {
 }
 
 // SelectorTerm selects subnets by tags or by id.
+// +kubebuilder:validation:XValidation:rule=`(has(self.tags) && size(self.tags) > 0) || (has(self.id) && size(self.id) > 0)`,message="each subnetSelectorTerm must set tags or id"
+// +kubebuilder:validation:XValidation:rule=`!(has(self.id) && size(self.id) > 0) || !(has(self.tags) && size(self.tags) > 0)`,message="id selects one subnet on its own; remove tags from this term",fieldPath=".id"
 type SelectorTerm struct {
+	// Tags select subnets carrying every one of these tags.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=20
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, k != '' && self[k] != '')`,message="tag keys and values must not be empty; use \"*\" to match any value"
 	Tags map[string]string `json:"tags,omitempty"`
 	// +optional
 	// +kubebuilder:validation:Pattern=`^subnet-[0-9a-z]+$`
@@ -91,8 +107,13 @@ type SelectorTerm struct {
 }
 
 // SecurityGroupSelectorTerm selects security groups by tags, id or name.
+// +kubebuilder:validation:XValidation:rule=`(has(self.tags) && size(self.tags) > 0) || (has(self.id) && size(self.id) > 0) || (has(self.name) && size(self.name) > 0)`,message="each securityGroupSelectorTerm must set tags, id or name"
+// +kubebuilder:validation:XValidation:rule=`!(has(self.id) && size(self.id) > 0) || !((has(self.tags) && size(self.tags) > 0) || (has(self.name) && size(self.name) > 0))`,message="id selects one security group on its own; remove tags and name from this term",fieldPath=".id"
 type SecurityGroupSelectorTerm struct {
+	// Tags select security groups carrying every one of these tags.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=20
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, k != '' && self[k] != '')`,message="tag keys and values must not be empty; use \"*\" to match any value"
 	Tags map[string]string `json:"tags,omitempty"`
 	// +optional
 	// +kubebuilder:validation:Pattern=`^sg-[0-9a-z]+$`
@@ -135,18 +156,25 @@ type BlockDevice struct {
 
 // MetadataOptions configure the instance metadata service.
 type MetadataOptions struct {
+	// HTTPEndpoint turns IMDS on ("enabled", the default) or off.
 	// +optional
+	// +kubebuilder:default=enabled
 	// +kubebuilder:validation:Enum=enabled;disabled
 	HTTPEndpoint *string `json:"httpEndpoint,omitempty"`
+	// HTTPProtocolIPv6 serves IMDS on its IPv6 address too ("disabled" by default).
 	// +optional
+	// +kubebuilder:default=disabled
 	// +kubebuilder:validation:Enum=enabled;disabled
 	HTTPProtocolIPv6 *string `json:"httpProtocolIPv6,omitempty"`
+	// HTTPPutResponseHopLimit is how many network hops an IMDS token may travel; 1 keeps it from pods.
 	// +optional
+	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=64
 	HTTPPutResponseHopLimit *int64 `json:"httpPutResponseHopLimit,omitempty"`
 	// HTTPTokens is "required" (IMDSv2, the default) or "optional".
 	// +optional
+	// +kubebuilder:default=required
 	// +kubebuilder:validation:Enum=required;optional
 	HTTPTokens *string `json:"httpTokens,omitempty"`
 }
@@ -163,12 +191,24 @@ type KubeletConfiguration struct {
 	PodsPerCore *int32 `json:"podsPerCore,omitempty"`
 	// KubeReserved overrides the EKS formula for cpu, memory, ephemeral-storage or pid.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=4
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, k in ['cpu', 'memory', 'ephemeral-storage', 'pid'])`,message="kubeReserved keys must be cpu, memory, ephemeral-storage or pid"
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, isQuantity(self[k]) && !quantity(self[k]).isLessThan(quantity('0')))`,message="kubeReserved values must be non-negative quantities such as 100m or 1Gi"
 	KubeReserved map[string]string `json:"kubeReserved,omitempty"`
 	// SystemReserved reserves resources for the OS.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=4
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, k in ['cpu', 'memory', 'ephemeral-storage', 'pid'])`,message="systemReserved keys must be cpu, memory, ephemeral-storage or pid"
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, isQuantity(self[k]) && !quantity(self[k]).isLessThan(quantity('0')))`,message="systemReserved values must be non-negative quantities such as 100m or 1Gi"
 	SystemReserved map[string]string `json:"systemReserved,omitempty"`
 	// EvictionHard thresholds (memory.available, nodefs.available, ...), as quantities or percentages.
+	// ---
+	// The rules mirror EvictionSignals and validThreshold; keep them in step.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=6
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, k in ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'])`,message="evictionHard keys must be memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, imagefs.inodesFree or pid.available"
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, self[k].endsWith('%') || (isQuantity(self[k]) && !quantity(self[k]).isLessThan(quantity('0'))))`,message="evictionHard values must be non-negative quantities such as 100Mi, or percentages such as 10%"
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, !self[k].endsWith('%') || (!self[k].startsWith('-') && isQuantity(self[k].substring(0, size(self[k]) - 1)) && !quantity(self[k].substring(0, size(self[k]) - 1)).isGreaterThan(quantity('100'))))`,message="evictionHard percentages must be from 0% to 100%, such as 10%"
 	EvictionHard map[string]string `json:"evictionHard,omitempty"`
 	// ClusterDNS servers for pods.
 	// +optional
@@ -181,11 +221,18 @@ type NodeClassStatus struct {
 	Subnets []Subnet `json:"subnets,omitempty"`
 	// +optional
 	SecurityGroups []SecurityGroup `json:"securityGroups,omitempty"`
+	// AMIs are the images the selectors resolved to.
+	// ---
+	// The bounds let the API server price the CEL rules of their requirements.
 	// +optional
+	// +kubebuilder:validation:MaxItems=100
 	AMIs []AMI `json:"amis,omitempty"`
 	// +optional
 	InstanceProfile string `json:"instanceProfile,omitempty"`
+	// Conditions report whether the selectors resolved; the Ready condition is printed by kubectl.
 	// +optional
+	// +listType=map
+	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
@@ -204,8 +251,11 @@ type SecurityGroup struct {
 
 // AMI is a resolved image with the requirements (architecture, GPU variant) it serves.
 type AMI struct {
-	ID           string                                 `json:"id"`
-	Name         string                                 `json:"name,omitempty"`
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+	// Requirements are the labels a node needs for this image, e.g. kubernetes.io/arch In [arm64].
+	// +optional
+	// +kubebuilder:validation:MaxItems=20
 	Requirements []NodeSelectorRequirementWithMinValues `json:"requirements,omitempty"`
 }
 

@@ -9,7 +9,7 @@ import (
 // nodes may use, how they are labelled and tainted, how much it may launch in all,
 // and when its nodes may be disrupted.
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:path=nodepools,scope=Cluster,categories=stowage
+// +kubebuilder:resource:path=nodepools,scope=Cluster,categories=stowage,shortName=np
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="NodeClass",type=string,JSONPath=`.spec.template.spec.nodeClassRef.name`
 // +kubebuilder:printcolumn:name="Nodes",type=string,JSONPath=`.status.resources.nodes`
@@ -29,10 +29,15 @@ type NodePoolSpec struct {
 	// Template describes the NodeClaims this pool creates.
 	Template NodeClaimTemplate `json:"template"`
 	// Disruption says when and how fast this pool's nodes may be replaced or removed.
+	// ---
+	// The empty default lets the API server fill in the defaults of its fields.
 	// +optional
+	// +kubebuilder:default={}
 	Disruption Disruption `json:"disruption,omitempty"`
 	// Limits caps the total resources of the pool's nodes (cpu, memory, nodes, any extended resource).
 	// +optional
+	// +kubebuilder:validation:MaxProperties=100
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, type(self[k]) == string ? !self[k].startsWith('-') : self[k] >= 0)`,message="limits must not be negative; remove a limit to leave that resource unbounded"
 	Limits corev1.ResourceList `json:"limits,omitempty"`
 	// Weight orders pools: a higher weight is tried first.
 	// +optional
@@ -50,7 +55,17 @@ type NodeClaimTemplate struct {
 
 // TemplateObjectMeta holds the labels and annotations put on every node of the pool.
 type TemplateObjectMeta struct {
+	// Labels are put on every node of the pool. Keys in the kubernetes.io, k8s.io and
+	// stowage.dev domains, and the well-known labels, are set by Kubernetes or Stowage.
+	// ---
+	// The rules mirror validateLabels and IsRestrictedLabel; keep them in step. Map values cannot
+	// carry a maxLength marker, so only their length is checked here: a pattern would exceed the
+	// API server's CEL cost budget.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=100
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, !format.qualifiedName().validate(k).hasValue())`,message="labels keys must be qualified names such as example.com/team: an optional DNS subdomain prefix and '/', then up to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, size(self[k]) <= 63)`,message="labels values must be at most 63 characters: empty, or letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, !(k in ['topology.kubernetes.io/zone', 'topology.kubernetes.io/region', 'node.kubernetes.io/instance-type', 'kubernetes.io/arch', 'kubernetes.io/os', 'kubernetes.io/hostname', 'stowage.dev/capacity-type', 'stowage.dev/nodepool', 'stowage.dev/instance-category', 'stowage.dev/instance-family', 'stowage.dev/instance-generation', 'stowage.dev/instance-size', 'stowage.dev/instance-cpu', 'stowage.dev/instance-memory', 'stowage.dev/instance-gpu-count', 'stowage.dev/instance-gpu-name', 'stowage.dev/instance-gpu-manufacturer', 'stowage.dev/instance-gpu-memory', 'stowage.dev/instance-local-nvme', 'stowage.dev/instance-network-bandwidth', 'stowage.dev/instance-hypervisor']) && !(k.contains('/') && ['kubernetes.io', 'k8s.io', 'stowage.dev'].exists(d, k.split('/')[0] == d || k.split('/')[0].endsWith('.' + d)) && !['kops.k8s.io', 'node.kubernetes.io', 'node-restriction.kubernetes.io'].exists(d, k.split('/')[0] == d || k.split('/')[0].endsWith('.' + d))))`,message="labels keys in the kubernetes.io, k8s.io and stowage.dev domains, and the well-known labels, are set by Kubernetes or Stowage; use your own prefix such as example.com/"
 	Labels map[string]string `json:"labels,omitempty"`
 	// +optional
 	Annotations map[string]string `json:"annotations,omitempty"`
@@ -59,23 +74,48 @@ type TemplateObjectMeta struct {
 // NodeClaimTemplateSpec is the scheduling and lifetime part of a pool's NodeClaims.
 type NodeClaimTemplateSpec struct {
 	// Requirements constrain the instance types, zones and capacity types of the pool's nodes.
+	// Keys in the kubernetes.io, k8s.io and stowage.dev domains must be well-known labels.
+	// ---
+	// The rules mirror ValidateRequirement and IsRestrictedRequirementKey; keep them in step.
 	// +optional
 	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:XValidation:rule=`self.all(r, r.key != 'kubernetes.io/hostname')`,message="requirements cannot constrain kubernetes.io/hostname, which is set per node; remove that requirement"
+	// +kubebuilder:validation:XValidation:rule=`self.all(r, r.key != 'stowage.dev/nodepool')`,message="requirements cannot constrain stowage.dev/nodepool, which Stowage sets to the pool's name; remove that requirement"
+	// +kubebuilder:validation:XValidation:rule=`self.all(r, r.key in ['topology.kubernetes.io/zone', 'topology.kubernetes.io/region', 'node.kubernetes.io/instance-type', 'kubernetes.io/arch', 'kubernetes.io/os', 'kubernetes.io/hostname', 'stowage.dev/capacity-type', 'stowage.dev/nodepool', 'stowage.dev/instance-category', 'stowage.dev/instance-family', 'stowage.dev/instance-generation', 'stowage.dev/instance-size', 'stowage.dev/instance-cpu', 'stowage.dev/instance-memory', 'stowage.dev/instance-gpu-count', 'stowage.dev/instance-gpu-name', 'stowage.dev/instance-gpu-manufacturer', 'stowage.dev/instance-gpu-memory', 'stowage.dev/instance-local-nvme', 'stowage.dev/instance-network-bandwidth', 'stowage.dev/instance-hypervisor'] || !(r.key.contains('/') && ['kubernetes.io', 'k8s.io', 'stowage.dev'].exists(d, r.key.split('/')[0] == d || r.key.split('/')[0].endsWith('.' + d)) && !['kops.k8s.io', 'node.kubernetes.io', 'node-restriction.kubernetes.io'].exists(d, r.key.split('/')[0] == d || r.key.split('/')[0].endsWith('.' + d))))`,message="requirements keys in the kubernetes.io, k8s.io and stowage.dev domains must be well-known labels such as stowage.dev/instance-family or topology.kubernetes.io/zone; use your own prefix such as example.com/ for other keys"
+	// +kubebuilder:validation:XValidation:rule=`self.all(r, !has(r.values) || r.values.all(v, !format.labelValue().validate(v).hasValue()))`,message="requirements values must be label values: empty, or up to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
 	Requirements []NodeSelectorRequirementWithMinValues `json:"requirements,omitempty"`
 	// Taints are put on every node; pods must tolerate them to land there.
+	// ---
+	// The rules mirror validateTaints, except that keys and values are only measured: corev1.Taint's
+	// strings have no maxLength, and a pattern on them would exceed the API server's CEL cost budget.
 	// +optional
+	// +kubebuilder:validation:MaxItems=50
+	// +kubebuilder:validation:XValidation:rule=`self.all(t, t.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])`,message="each taint's effect must be NoSchedule, PreferNoSchedule or NoExecute"
+	// +kubebuilder:validation:XValidation:rule=`self.all(t, size(t.key) > 0 && size(t.key) <= 317)`,message="each taint's key must be a qualified name such as example.com/dedicated"
+	// +kubebuilder:validation:XValidation:rule=`self.all(t, !has(t.value) || size(t.value) <= 63)`,message="each taint's value must be empty or up to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
 	Taints []corev1.Taint `json:"taints,omitempty"`
 	// StartupTaints are expected on new nodes and removed by another agent (a CNI, a GPU operator);
 	// they do not keep pods from being scheduled onto a node being launched.
+	// ---
+	// The rules mirror validateTaints, except that keys and values are only measured: corev1.Taint's
+	// strings have no maxLength, and a pattern on them would exceed the API server's CEL cost budget.
 	// +optional
+	// +kubebuilder:validation:MaxItems=50
+	// +kubebuilder:validation:XValidation:rule=`self.all(t, t.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])`,message="each taint's effect must be NoSchedule, PreferNoSchedule or NoExecute"
+	// +kubebuilder:validation:XValidation:rule=`self.all(t, size(t.key) > 0 && size(t.key) <= 317)`,message="each taint's key must be a qualified name such as example.com/dedicated"
+	// +kubebuilder:validation:XValidation:rule=`self.all(t, !has(t.value) || size(t.value) <= 63)`,message="each taint's value must be empty or up to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
 	StartupTaints []corev1.Taint `json:"startupTaints,omitempty"`
 	// NodeClassRef names the NodeClass the nodes are launched with.
 	NodeClassRef *NodeClassReference `json:"nodeClassRef"`
 	// ExpireAfter is the age at which a node is replaced; Never keeps nodes forever.
 	// +optional
+	// +kubebuilder:default="720h"
 	ExpireAfter *NillableDuration `json:"expireAfter,omitempty"`
 	// TerminationGracePeriod bounds how long a drain may wait on PDBs and do-not-disrupt pods.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule=`self.matches(r'^[+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')`,message="terminationGracePeriod must be a duration such as 30s, 10m or 48h"
 	TerminationGracePeriod *metav1.Duration `json:"terminationGracePeriod,omitempty"`
 }
 
@@ -100,32 +140,43 @@ var DisruptionReasons = []string{DisruptionReasonEmpty, DisruptionReasonUnderuti
 type Disruption struct {
 	// ConsolidationPolicy is WhenEmpty or WhenEmptyOrUnderutilized.
 	// +optional
+	// +kubebuilder:default=WhenEmptyOrUnderutilized
 	// +kubebuilder:validation:Enum=WhenEmpty;WhenEmptyOrUnderutilized
 	ConsolidationPolicy string `json:"consolidationPolicy,omitempty"`
 	// ConsolidateAfter is how long a node must stay consolidatable before it is acted on; Never disables consolidation.
 	// +optional
+	// +kubebuilder:default="0s"
 	ConsolidateAfter *NillableDuration `json:"consolidateAfter,omitempty"`
 	// Budgets cap how many nodes may be disrupted at once; the most restrictive active budget wins.
 	// +optional
+	// +kubebuilder:default={{nodes: "10%"}}
 	// +kubebuilder:validation:MaxItems=50
 	Budgets []Budget `json:"budgets,omitempty"`
 }
 
 // Budget allows at most Nodes nodes (a count or a percentage) to be disrupted at once,
 // for the given reasons, during the schedule's windows (always, without a schedule).
+// +kubebuilder:validation:XValidation:rule=`has(self.schedule) == has(self.duration)`,message="schedule and duration go together; set both or neither"
 type Budget struct {
 	// Nodes is a count ("3") or a percentage of the pool's nodes ("10%").
-	// +kubebuilder:validation:Pattern=`^((100|[0-9]{1,2})%|[0-9]+)$`
 	// +kubebuilder:default="10%"
+	// +kubebuilder:validation:MaxLength=19
+	// +kubebuilder:validation:XValidation:rule=`self.matches(r'^((100|[0-9]{1,2})%|[0-9]+)$')`,message="nodes must be a node count such as \"3\" or a percentage from 0% to 100% such as \"10%\""
 	Nodes string `json:"nodes"`
 	// Schedule is a cron expression (UTC) opening the budget's window; it needs Duration.
 	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule=`self in ['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly'] || self.matches(r'^\s*\S+(\s+\S+){4}\s*$')`,message="schedule must be a five-field cron expression (minute hour day-of-month month day-of-week) such as \"0 9 * * 1-5\", or a macro such as @daily"
 	Schedule *string `json:"schedule,omitempty"`
 	// Duration is how long the window stays open after each Schedule firing.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule=`self.matches(r'^[+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')`,message="duration must be a duration such as 30m or 8h"
 	Duration *metav1.Duration `json:"duration,omitempty"`
 	// Reasons the budget applies to; all of them when empty.
 	// +optional
+	// +kubebuilder:validation:items:Enum=Empty;Underutilized;Drifted;Expired
 	Reasons []string `json:"reasons,omitempty"`
 }
 
@@ -134,7 +185,10 @@ type NodePoolStatus struct {
 	// Resources sums the capacity of the pool's nodes, plus a "nodes" count.
 	// +optional
 	Resources corev1.ResourceList `json:"resources,omitempty"`
+	// Conditions report the pool's readiness; the Ready condition is printed by kubectl.
 	// +optional
+	// +listType=map
+	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 

@@ -47,6 +47,8 @@ func ValidateRequirement(path *field.Path, r NodeSelectorRequirementWithMinValue
 	}
 	if r.Key == LabelNodePool || r.Key == corev1.LabelHostname {
 		errs = append(errs, field.Forbidden(path.Child("key"), fmt.Sprintf("%s is set by Stowage and cannot be required; remove this requirement", r.Key)))
+	} else if IsRestrictedRequirementKey(r.Key) {
+		errs = append(errs, field.Forbidden(path.Child("key"), fmt.Sprintf("%s is in a domain Kubernetes or Stowage owns but is not a well-known label; use a well-known key such as %s, or your own prefix such as example.com/", r.Key, LabelInstanceFamily)))
 	}
 	errs = append(errs, validateOperatorValues(path, r)...)
 	if r.Key == LabelCapacityType && r.Operator == OperatorIn {
@@ -140,6 +142,12 @@ func IsRestrictedLabel(key string) bool {
 		}
 	}
 	return false
+}
+
+// IsRestrictedRequirementKey reports whether a NodePool may not constrain key: inside
+// the domains Kubernetes and Stowage own, only the well-known labels can be required.
+func IsRestrictedRequirementKey(key string) bool {
+	return !WellKnownLabels[key] && IsRestrictedLabel(key)
 }
 
 var taintEffects = []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)}
@@ -271,13 +279,13 @@ func (in *NodeClass) Validate() field.ErrorList {
 		errs = append(errs, field.Required(spec.Child("subnetSelectorTerms"), "select at least one subnet by tags or id"))
 	}
 	for i, t := range in.Spec.SubnetSelectorTerms {
-		errs = append(errs, validateTagsOrID(spec.Child("subnetSelectorTerms").Index(i), t.Tags, t.ID, "")...)
+		errs = append(errs, validateTagsOrID(spec.Child("subnetSelectorTerms").Index(i), t.Tags, t.ID, "", "tags or id")...)
 	}
 	if len(in.Spec.SecurityGroupSelectorTerms) == 0 {
 		errs = append(errs, field.Required(spec.Child("securityGroupSelectorTerms"), "select at least one security group by tags, id or name"))
 	}
 	for i, t := range in.Spec.SecurityGroupSelectorTerms {
-		errs = append(errs, validateTagsOrID(spec.Child("securityGroupSelectorTerms").Index(i), t.Tags, t.ID, t.Name)...)
+		errs = append(errs, validateTagsOrID(spec.Child("securityGroupSelectorTerms").Index(i), t.Tags, t.ID, t.Name, "tags, id or name")...)
 	}
 	if (in.Spec.Role == "") == (in.Spec.InstanceProfile == nil) {
 		errs = append(errs, field.Invalid(spec.Child("role"), in.Spec.Role, "set exactly one of role and instanceProfile"))
@@ -320,7 +328,8 @@ func validateAlias(path *field.Path, alias string) field.ErrorList {
 	return nil
 }
 
-func validateTagsOrID(path *field.Path, tags map[string]string, id, name string) field.ErrorList {
+// validateTagsOrID checks a selector term; selectors lists the fields the term may set.
+func validateTagsOrID(path *field.Path, tags map[string]string, id, name, selectors string) field.ErrorList {
 	set := 0
 	for _, present := range []bool{len(tags) > 0, id != "", name != ""} {
 		if present {
@@ -328,7 +337,7 @@ func validateTagsOrID(path *field.Path, tags map[string]string, id, name string)
 		}
 	}
 	if set == 0 {
-		return field.ErrorList{field.Required(path, "set tags or id")}
+		return field.ErrorList{field.Required(path, "set "+selectors)}
 	}
 	if id != "" && set > 1 {
 		return field.ErrorList{field.Invalid(path.Child("id"), id, "id selects one object on its own; remove the other fields of this term")}
@@ -372,6 +381,12 @@ var EvictionSignals = []string{"memory.available", "nodefs.available", "nodefs.i
 
 func validateKubelet(path *field.Path, k *KubeletConfiguration) field.ErrorList {
 	var errs field.ErrorList
+	if k.MaxPods != nil && *k.MaxPods < 0 {
+		errs = append(errs, field.Invalid(path.Child("maxPods"), *k.MaxPods, "must not be negative; leave it unset to use the ENI limit"))
+	}
+	if k.PodsPerCore != nil && *k.PodsPerCore < 0 {
+		errs = append(errs, field.Invalid(path.Child("podsPerCore"), *k.PodsPerCore, "must not be negative; 0 or unset means no per-core cap"))
+	}
 	for name, m := range map[string]map[string]string{"kubeReserved": k.KubeReserved, "systemReserved": k.SystemReserved} {
 		for _, key := range sortedKeys(m) {
 			p := path.Child(name).Key(key)
