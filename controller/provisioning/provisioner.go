@@ -1,0 +1,254 @@
+package provisioning
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/hashicorp/go-hclog"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+	"github.com/stowage-dev/stowage/controller/state"
+)
+
+// ErrNotSynced is returned by Provision while the cluster state is incomplete.
+// Nothing was decided; the caller retries after the next batch window.
+var ErrNotSynced = errors.New("cluster state is not synced")
+
+// nameAttempts bounds the retries when a generated NodeClaim name is taken.
+const nameAttempts = 3
+
+// Provisioner solves one batch of pending pods at a time and creates the
+// NodeClaims the decision asks for.
+type Provisioner struct {
+	cluster  *state.Cluster
+	cloud    cloudprovider.CloudProvider
+	writer   ClusterWriter
+	recorder Recorder
+	newID    func() string
+	log      hclog.Logger
+	solve    scheduler.Options
+}
+
+// Option configures a Provisioner.
+type Option func(*Provisioner)
+
+// WithLogger sets the logger; nothing is logged without one.
+func WithLogger(log hclog.Logger) Option { return func(p *Provisioner) { p.log = log } }
+
+// WithSolveOptions sets the options every Solve runs with.
+func WithSolveOptions(opts scheduler.Options) Option { return func(p *Provisioner) { p.solve = opts } }
+
+// NewProvisioner returns a provisioner reading cluster, asking cloud for
+// instance types, creating claims through writer and publishing events to
+// recorder. newID returns the random suffix of each claim's name.
+func NewProvisioner(cluster *state.Cluster, cloud cloudprovider.CloudProvider, writer ClusterWriter, recorder Recorder,
+	newID func() string, opts ...Option) *Provisioner {
+	p := &Provisioner{cluster: cluster, cloud: cloud, writer: writer, recorder: recorder, newID: newID, log: hclog.NewNullLogger()}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+// RandomSuffix returns an ID function giving five lower-case letters and
+// digits from r, so that a seeded r gives the same names every run.
+func RandomSuffix(r *rand.Rand) func() string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	return func() string {
+		b := make([]byte, 5)
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+}
+
+// Batch is what one Provision call saw and did.
+type Batch struct {
+	// Pods are the pending pods the batch solved for.
+	Pods []*corev1.Pod
+	// Decision is the solver's answer.
+	Decision *scheduler.Results
+	// NodeClaims are the claims created, in the decision's order.
+	NodeClaims []*v1alpha1.NodeClaim
+}
+
+// Provision solves for the pods kube-scheduler could not place and that are
+// not already nominated, creates a NodeClaim per new node in the decision,
+// nominates each placed pod to its claim or node, and publishes an event on
+// every pod. It returns ErrNotSynced, deciding nothing, until the state is
+// synced. A failed create does not stop the others; the errors are joined.
+func (p *Provisioner) Provision(ctx context.Context) (*Batch, error) {
+	if !p.cluster.Synced(ctx) {
+		return nil, ErrNotSynced
+	}
+	b := &Batch{Pods: p.provisionablePods()}
+	if len(b.Pods) == 0 {
+		return b, nil
+	}
+	snap := p.cluster.Snapshot(b.Pods, p.instanceTypes(ctx))
+	b.Decision = scheduler.Solve(snap, p.solve)
+	p.log.Info("solved a batch", "pods", len(b.Pods), "nodeclaims", len(b.Decision.NewNodeClaims),
+		"existing", len(b.Decision.Existing), "unschedulable", len(b.Decision.Unschedulable))
+	var errs []error
+	for _, nc := range b.Decision.NewNodeClaims {
+		claim, err := p.launch(ctx, nc, poolNamed(snap.NodePools, nc.NodePool))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		b.NodeClaims = append(b.NodeClaims, claim)
+	}
+	p.nominateExisting(b.Decision.Existing, snap.Nodes)
+	p.reportUnschedulable(b.Decision.Unschedulable)
+	return b, errors.Join(errs...)
+}
+
+func (p *Provisioner) provisionablePods() []*corev1.Pod {
+	return slices.DeleteFunc(p.cluster.PendingPods(), func(pod *corev1.Pod) bool {
+		return !provisionable(pod) || p.cluster.IsNominated(pod)
+	})
+}
+
+// provisionable reports whether kube-scheduler has found no node for pod: it
+// is unbound, not being deleted, marked Unschedulable, and not a DaemonSet's
+// (DaemonSet pods follow their nodes; the solver counts them per node).
+func provisionable(pod *corev1.Pod) bool {
+	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil || ownedByDaemonSet(pod) {
+		return false
+	}
+	return slices.ContainsFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool {
+		return c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
+	})
+}
+
+func ownedByDaemonSet(pod *corev1.Pod) bool {
+	owner := metav1.GetControllerOf(pod)
+	return owner != nil && owner.Kind == "DaemonSet"
+}
+
+// instanceTypes asks the cloud for each pool's types. A pool whose types
+// cannot be listed is left without any, so the decision launches nothing there.
+func (p *Provisioner) instanceTypes(ctx context.Context) map[string][]*cloudprovider.InstanceType {
+	out := map[string][]*cloudprovider.InstanceType{}
+	for _, pool := range p.cluster.NodePools() {
+		types, err := p.cloud.InstanceTypes(ctx, pool)
+		if err != nil {
+			p.log.Error("listing instance types", "nodepool", pool.Name, "error", err)
+			continue
+		}
+		out[pool.Name] = types
+	}
+	return out
+}
+
+func poolNamed(pools []*v1alpha1.NodePool, name string) *v1alpha1.NodePool {
+	i := slices.IndexFunc(pools, func(np *v1alpha1.NodePool) bool { return np.Name == name })
+	return pools[i] // the solver only makes claims for pools in the snapshot
+}
+
+// launch creates the claim for nc, records it and its pods in the state and
+// publishes a Nominated event per pod.
+func (p *Provisioner) launch(ctx context.Context, nc *scheduler.NewNodeClaim, pool *v1alpha1.NodePool) (*v1alpha1.NodeClaim, error) {
+	claim, err := p.create(ctx, NodeClaimFor(nc, pool))
+	if err != nil {
+		return nil, fmt.Errorf("creating a nodeclaim for nodepool %s: %w", pool.Name, err)
+	}
+	p.cluster.NodeClaimCreated(claim)
+	for _, pod := range nc.Pods {
+		p.cluster.Nominate(pod, claim.Name)
+		p.recorder.Publish(NominatedEvent(pod, claim))
+	}
+	p.log.Info("created nodeclaim", "nodeclaim", claim.Name, "nodepool", pool.Name,
+		"instance_type", nc.InstanceTypes[0].Name, "instance_types", len(nc.InstanceTypes), "pods", len(nc.Pods))
+	return claim, nil
+}
+
+// create names claim after its pool with a fresh suffix, trying another
+// suffix when the name is taken.
+func (p *Provisioner) create(ctx context.Context, claim *v1alpha1.NodeClaim) (*v1alpha1.NodeClaim, error) {
+	pool := claim.Labels[v1alpha1.LabelNodePool]
+	var err error
+	for range nameAttempts {
+		claim.Name = pool + "-" + p.newID()
+		var created *v1alpha1.NodeClaim
+		if created, err = p.writer.CreateNodeClaim(ctx, claim); err == nil {
+			return created, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, err
+		}
+	}
+	return nil, err
+}
+
+// NodeClaimFor is the NodeClaim (without a name) that launches nc from pool:
+// the pool template's labels, taints and node class, the decision's
+// requirements (instance types included) and resource requests.
+func NodeClaimFor(nc *scheduler.NewNodeClaim, pool *v1alpha1.NodePool) *v1alpha1.NodeClaim {
+	tmpl := pool.Spec.Template.DeepCopy()
+	labels := maps.Clone(tmpl.ObjectMeta.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[v1alpha1.LabelNodePool] = pool.Name
+	claim := &v1alpha1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: tmpl.ObjectMeta.Annotations},
+		Spec: v1alpha1.NodeClaimSpec{
+			Taints:                 tmpl.Spec.Taints,
+			StartupTaints:          tmpl.Spec.StartupTaints,
+			Requirements:           nc.Requirements.API(),
+			Resources:              v1alpha1.ResourceRequirements{Requests: nonZero(nc.Requests.List())},
+			NodeClassRef:           tmpl.Spec.NodeClassRef,
+			ExpireAfter:            tmpl.Spec.ExpireAfter,
+			TerminationGracePeriod: tmpl.Spec.TerminationGracePeriod,
+		},
+	}
+	if pool.UID != "" {
+		claim.OwnerReferences = []metav1.OwnerReference{{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "NodePool",
+			Name: pool.Name, UID: pool.UID, BlockOwnerDeletion: ptr.To(true)}}
+	}
+	return claim
+}
+
+// nonZero drops the resources the claim does not need at all.
+func nonZero(rl corev1.ResourceList) corev1.ResourceList {
+	maps.DeleteFunc(rl, func(_ corev1.ResourceName, q resource.Quantity) bool { return q.IsZero() })
+	return rl
+}
+
+// nominateExisting nominates the pods the decision put on existing nodes or
+// in-flight claims.
+func (p *Provisioner) nominateExisting(placements []scheduler.Placement, nodes []*scheduler.StateNode) {
+	targets := map[string]client.Object{}
+	for _, sn := range nodes {
+		if sn.Node != nil {
+			targets[sn.Name()] = sn.Node
+		} else {
+			targets[sn.Name()] = sn.NodeClaim
+		}
+	}
+	for _, pl := range placements {
+		p.cluster.Nominate(pl.Pod, pl.Node)
+		p.recorder.Publish(NominatedEvent(pl.Pod, targets[pl.Node]))
+	}
+}
+
+func (p *Provisioner) reportUnschedulable(pods []scheduler.Unschedulable) {
+	for _, u := range pods {
+		p.log.Info("pod cannot be provisioned", "pod", u.Pod.Namespace+"/"+u.Pod.Name, "reason", u.Reason)
+		p.recorder.Publish(FailedSchedulingEvent(u.Pod, u.Reason))
+	}
+}

@@ -1,0 +1,322 @@
+// Package state is Stowage's in-memory view of the cluster: nodes and the
+// NodeClaims behind them, the pods bound to them or nominated to claims still
+// launching, the NodePools and NodeClasses, and what the scheduler must respect
+// (DaemonSets, PDBs, volumes). Informers feed it (see package informer); the
+// simulator can feed it directly. Deciders read it only through Snapshot, and
+// only once Synced says the view is complete.
+package state
+
+import (
+	"cmp"
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+)
+
+// DefaultCreatedClaimTimeout bounds how long Synced waits for the informer to
+// show a NodeClaim this process created. A claim deleted before the watch saw
+// it would otherwise keep the view unsynced forever.
+const DefaultCreatedClaimTimeout = time.Minute
+
+// Cluster is the in-memory cluster view. It is safe for concurrent use. The
+// objects it hands out are shared with its feeders (informer caches) and must
+// be treated as read-only.
+type Cluster struct {
+	clk          clock.PassiveClock
+	claimTimeout time.Duration
+
+	mu       sync.RWMutex
+	nodes    map[string]*stateNode // provider id (or nodeclaim/<name>, node/<name>) -> node
+	nodeKeys map[string]string     // node name -> key in nodes
+	// claimKeys is nodeclaim name -> key in nodes.
+	claimKeys   map[string]string
+	pods        objects[*corev1.Pod]
+	nominations map[string]string    // pod namespace/name -> nodeclaim or node name
+	created     map[string]time.Time // nodeclaim name -> when this process created it, until the informer shows it
+
+	nodePools      objects[*v1alpha1.NodePool]
+	nodeClasses    objects[*v1alpha1.NodeClass]
+	daemonSets     objects[*appsv1.DaemonSet]
+	pdbs           objects[*policyv1.PodDisruptionBudget]
+	pvcs           objects[*corev1.PersistentVolumeClaim]
+	pvs            objects[*corev1.PersistentVolume]
+	storageClasses objects[*storagev1.StorageClass]
+
+	syncChecks []func() bool
+}
+
+// NewCluster returns an empty view. clk times how long a created NodeClaim may
+// stay invisible before Synced stops waiting for it.
+func NewCluster(clk clock.PassiveClock) *Cluster {
+	return &Cluster{
+		clk: clk, claimTimeout: DefaultCreatedClaimTimeout,
+		nodes: map[string]*stateNode{}, nodeKeys: map[string]string{}, claimKeys: map[string]string{},
+		pods: objects[*corev1.Pod]{}, nominations: map[string]string{}, created: map[string]time.Time{},
+		nodePools: objects[*v1alpha1.NodePool]{}, nodeClasses: objects[*v1alpha1.NodeClass]{},
+		daemonSets: objects[*appsv1.DaemonSet]{}, pdbs: objects[*policyv1.PodDisruptionBudget]{},
+		pvcs: objects[*corev1.PersistentVolumeClaim]{}, pvs: objects[*corev1.PersistentVolume]{},
+		storageClasses: objects[*storagev1.StorageClass]{},
+	}
+}
+
+// AddSyncCheck adds a check Synced requires, typically an informer handler
+// registration's HasSynced.
+func (c *Cluster) AddSyncCheck(check func() bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.syncChecks = append(c.syncChecks, check)
+}
+
+// Synced reports whether the view is complete: every sync check passes (each
+// informer has delivered its initial list) and every NodeClaim recorded with
+// NodeClaimCreated has been seen by the feeders. A decision made on an
+// unsynced view could launch a node twice or delete one still in use.
+func (c *Cluster) Synced(_ context.Context) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, check := range c.syncChecks {
+		if !check() {
+			return false
+		}
+	}
+	now := c.clk.Now()
+	for name, at := range c.created {
+		if now.Sub(at) >= c.claimTimeout {
+			delete(c.created, name)
+		}
+	}
+	return len(c.created) == 0
+}
+
+// UpdatePod records a pod. A bound pod loses its nomination.
+func (c *Cluster) UpdatePod(pod *corev1.Pod) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pods.put(pod)
+	if pod.Spec.NodeName != "" {
+		delete(c.nominations, key(pod))
+	}
+}
+
+// DeletePod forgets a pod and its nomination.
+func (c *Cluster) DeletePod(pod *corev1.Pod) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pods.remove(pod)
+	delete(c.nominations, key(pod))
+}
+
+// Nominate records that pod is expected to land on target, a NodeClaim or
+// node name, so that the next decision counts it there instead of launching
+// capacity for it again. The nomination lasts until the pod binds or is
+// deleted, or the target goes away.
+func (c *Cluster) Nominate(pod *corev1.Pod, target string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nominations[key(pod)] = target
+}
+
+// IsNominated reports whether pod is nominated to a NodeClaim or node.
+func (c *Cluster) IsNominated(pod *corev1.Pod) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.nominations[key(pod)]
+	return ok
+}
+
+// PendingPods returns the pods not bound to a node, not finished and not being
+// deleted, sorted by namespace and name.
+func (c *Cluster) PendingPods() []*corev1.Pod {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return slices.DeleteFunc(c.pods.sorted(), func(p *corev1.Pod) bool {
+		return p.Spec.NodeName != "" || isTerminal(p) || p.DeletionTimestamp != nil
+	})
+}
+
+// NodePools returns the pools not being deleted, sorted by name.
+func (c *Cluster) NodePools() []*v1alpha1.NodePool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.activePools()
+}
+
+func (c *Cluster) activePools() []*v1alpha1.NodePool {
+	return slices.DeleteFunc(c.nodePools.sorted(), func(np *v1alpha1.NodePool) bool { return np.DeletionTimestamp != nil })
+}
+
+// PodDisruptionBudgets returns every PDB, sorted by namespace and name.
+func (c *Cluster) PodDisruptionBudgets() []*policyv1.PodDisruptionBudget {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.pdbs.sorted()
+}
+
+// Snapshot returns the scheduler's input: pending, the nodes and in-flight
+// claims with their bound and nominated pods, and the rest of the view, every
+// list sorted so that the same view gives the same Snapshot. instanceTypes is
+// NodePool name -> the types the pool may launch.
+func (c *Cluster) Snapshot(pending []*corev1.Pod, instanceTypes map[string][]*cloudprovider.InstanceType) *scheduler.Snapshot {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	classes := map[string]*v1alpha1.NodeClass{}
+	for _, nc := range c.nodeClasses {
+		classes[nc.Name] = nc
+	}
+	return &scheduler.Snapshot{
+		Pods:                   sortedPods(pending),
+		Nodes:                  c.stateNodes(),
+		NodePools:              c.activePools(),
+		NodeClasses:            classes,
+		InstanceTypes:          sortedTypes(instanceTypes),
+		DaemonSets:             c.daemonSets.sorted(),
+		PersistentVolumeClaims: c.pvcs.sorted(),
+		PersistentVolumes:      c.pvs.sorted(),
+		StorageClasses:         c.storageClasses.sorted(),
+	}
+}
+
+// stateNodes builds the scheduler's nodes, each with its bound pods then the
+// pods nominated to it, sorted by name.
+func (c *Cluster) stateNodes() []*scheduler.StateNode {
+	bound, nominated := map[string][]*corev1.Pod{}, map[string][]*corev1.Pod{}
+	for _, p := range c.pods.sorted() {
+		switch {
+		case isTerminal(p):
+		case p.Spec.NodeName != "":
+			bound[p.Spec.NodeName] = append(bound[p.Spec.NodeName], p)
+		case c.nominations[key(p)] != "":
+			target := c.nominations[key(p)]
+			nominated[target] = append(nominated[target], p)
+		}
+	}
+	out := make([]*scheduler.StateNode, 0, len(c.nodes))
+	for _, n := range c.nodes {
+		out = append(out, n.snapshot(bound, nominated))
+	}
+	slices.SortFunc(out, func(a, b *scheduler.StateNode) int { return strings.Compare(a.Name(), b.Name()) })
+	return out
+}
+
+func sortedPods(pods []*corev1.Pod) []*corev1.Pod {
+	out := slices.Clone(pods)
+	slices.SortFunc(out, func(a, b *corev1.Pod) int { return strings.Compare(key(a), key(b)) })
+	return out
+}
+
+func sortedTypes(in map[string][]*cloudprovider.InstanceType) map[string][]*cloudprovider.InstanceType {
+	out := make(map[string][]*cloudprovider.InstanceType, len(in))
+	for pool, types := range in {
+		out[pool] = slices.SortedFunc(slices.Values(types), func(a, b *cloudprovider.InstanceType) int {
+			return cmp.Compare(a.Name, b.Name)
+		})
+	}
+	return out
+}
+
+func isTerminal(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+// objects is one kind of object by namespace/name.
+type objects[T client.Object] map[string]T
+
+func (o objects[T]) put(obj T)    { o[key(obj)] = obj }
+func (o objects[T]) remove(obj T) { delete(o, key(obj)) }
+
+// sorted returns the objects by namespace/name.
+func (o objects[T]) sorted() []T {
+	out := make([]T, 0, len(o))
+	for _, k := range slices.Sorted(maps.Keys(o)) {
+		out = append(out, o[k])
+	}
+	return out
+}
+
+// key is namespace/name, or the name of a cluster-scoped object.
+func key(obj client.Object) string {
+	if ns := obj.GetNamespace(); ns != "" {
+		return ns + "/" + obj.GetName()
+	}
+	return obj.GetName()
+}
+
+func (c *Cluster) write(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f()
+}
+
+// UpdateNodePool records a NodePool.
+func (c *Cluster) UpdateNodePool(np *v1alpha1.NodePool) { c.write(func() { c.nodePools.put(np) }) }
+
+// DeleteNodePool forgets a NodePool.
+func (c *Cluster) DeleteNodePool(np *v1alpha1.NodePool) { c.write(func() { c.nodePools.remove(np) }) }
+
+// UpdateNodeClass records a NodeClass.
+func (c *Cluster) UpdateNodeClass(nc *v1alpha1.NodeClass) { c.write(func() { c.nodeClasses.put(nc) }) }
+
+// DeleteNodeClass forgets a NodeClass.
+func (c *Cluster) DeleteNodeClass(nc *v1alpha1.NodeClass) {
+	c.write(func() { c.nodeClasses.remove(nc) })
+}
+
+// UpdateDaemonSet records a DaemonSet.
+func (c *Cluster) UpdateDaemonSet(ds *appsv1.DaemonSet) { c.write(func() { c.daemonSets.put(ds) }) }
+
+// DeleteDaemonSet forgets a DaemonSet.
+func (c *Cluster) DeleteDaemonSet(ds *appsv1.DaemonSet) { c.write(func() { c.daemonSets.remove(ds) }) }
+
+// UpdatePodDisruptionBudget records a PDB.
+func (c *Cluster) UpdatePodDisruptionBudget(pdb *policyv1.PodDisruptionBudget) {
+	c.write(func() { c.pdbs.put(pdb) })
+}
+
+// DeletePodDisruptionBudget forgets a PDB.
+func (c *Cluster) DeletePodDisruptionBudget(pdb *policyv1.PodDisruptionBudget) {
+	c.write(func() { c.pdbs.remove(pdb) })
+}
+
+// UpdatePersistentVolumeClaim records a PVC.
+func (c *Cluster) UpdatePersistentVolumeClaim(pvc *corev1.PersistentVolumeClaim) {
+	c.write(func() { c.pvcs.put(pvc) })
+}
+
+// DeletePersistentVolumeClaim forgets a PVC.
+func (c *Cluster) DeletePersistentVolumeClaim(pvc *corev1.PersistentVolumeClaim) {
+	c.write(func() { c.pvcs.remove(pvc) })
+}
+
+// UpdatePersistentVolume records a PV.
+func (c *Cluster) UpdatePersistentVolume(pv *corev1.PersistentVolume) {
+	c.write(func() { c.pvs.put(pv) })
+}
+
+// DeletePersistentVolume forgets a PV.
+func (c *Cluster) DeletePersistentVolume(pv *corev1.PersistentVolume) {
+	c.write(func() { c.pvs.remove(pv) })
+}
+
+// UpdateStorageClass records a StorageClass.
+func (c *Cluster) UpdateStorageClass(sc *storagev1.StorageClass) {
+	c.write(func() { c.storageClasses.put(sc) })
+}
+
+// DeleteStorageClass forgets a StorageClass.
+func (c *Cluster) DeleteStorageClass(sc *storagev1.StorageClass) {
+	c.write(func() { c.storageClasses.remove(sc) })
+}
