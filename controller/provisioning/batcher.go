@@ -91,6 +91,27 @@ func (b *Batcher) Wait(ctx context.Context) bool {
 	}
 }
 
+// Poll is Wait for a caller that drives the clock itself (the simulator): it
+// reports whether a window has opened and closed, resetting it as Wait would,
+// and otherwise when the open window will close (zero when none is open).
+func (b *Batcher) Poll() (closed bool, closesAt time.Time) {
+	b.mu.Lock()
+	open := b.open
+	b.mu.Unlock()
+	if !open {
+		return false, time.Time{}
+	}
+	d, closed := b.remaining()
+	if closed {
+		select {
+		case <-b.wake:
+		default:
+		}
+		return true, time.Time{}
+	}
+	return false, b.clk.Now().Add(d)
+}
+
 // remaining is the time until the window closes, or closed when it has (and
 // then the window is reset so the next trigger opens a new one).
 func (b *Batcher) remaining() (time.Duration, bool) {

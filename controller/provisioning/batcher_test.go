@@ -153,3 +153,24 @@ func TestWaitEndsWithItsContext(t *testing.T) {
 	cancel()
 	w.expectClosed(false)
 }
+
+func TestPollFollowsTheWindowWithoutBlocking(t *testing.T) {
+	b, clk := newBatcher(provisioning.BatcherOptions{IdleDuration: time.Second, MaxDuration: 3 * time.Second})
+	if closed, at := b.Poll(); closed || !at.IsZero() {
+		t.Fatalf("no window open: Poll = %v, %v; want false and no closing time", closed, at)
+	}
+	b.Trigger()
+	if closed, at := b.Poll(); closed || !at.Equal(clk.Now().Add(time.Second)) {
+		t.Fatalf("fresh window: Poll = %v, %v; want open, closing in 1s", closed, at)
+	}
+	for range 4 { // triggers every 0.9s keep it open until the 3s maximum
+		clk.Step(900 * time.Millisecond)
+		b.Trigger()
+	}
+	if closed, _ := b.Poll(); !closed {
+		t.Fatal("window still open after its maximum duration")
+	}
+	if closed, at := b.Poll(); closed || !at.IsZero() {
+		t.Fatalf("after closing: Poll = %v, %v; want no window open", closed, at)
+	}
+}

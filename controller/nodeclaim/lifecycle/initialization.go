@@ -1,0 +1,140 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/nodeclaim"
+)
+
+// Reasons a Registered claim is not yet Initialized.
+const (
+	ReasonNodeNotReady          = "NodeNotReady"
+	ReasonStartupTaintsExist    = "StartupTaintsExist"
+	ReasonEphemeralTaintsExist  = "EphemeralTaintsExist"
+	ReasonResourceNotRegistered = "ResourceNotRegistered"
+)
+
+// ephemeralTaints are put on new nodes by Kubernetes or Stowage and lifted
+// once the node works; a node carrying one is not yet usable.
+var ephemeralTaints = []corev1.Taint{
+	{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule},
+	{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute},
+	{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoSchedule},
+	{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute},
+	v1alpha1.UnregisteredNoExecuteTaint,
+}
+
+// initialize marks a Registered claim Initialized once its Node is Ready, its
+// startup and ephemeral taints are gone, and every extended resource the
+// claim requested shows in the Node's allocatable. Initialized, once True,
+// stays True. Node updates trigger the next check.
+func (c *Controller) initialize(ctx context.Context, claim *v1alpha1.NodeClaim) (outcome, error) {
+	if !nodeclaim.IsTrue(claim, v1alpha1.ConditionRegistered) || nodeclaim.IsTrue(claim, v1alpha1.ConditionInitialized) {
+		return outcome{}, nil
+	}
+	node, err := nodeclaim.NodeForClaim(ctx, c.kube, claim)
+	if err != nil {
+		return outcome{}, err
+	}
+	pool, err := nodeclaim.PoolFor(ctx, c.kube, claim)
+	if err != nil {
+		return outcome{}, err
+	}
+	reason, message := notInitialized(claim, pool, node)
+	if err := c.patchStatus(ctx, claim, func(now time.Time) {
+		if reason != "" {
+			nodeclaim.SetCondition(claim, v1alpha1.ConditionInitialized, metav1.ConditionUnknown, reason, message, now)
+			return
+		}
+		nodeclaim.SetCondition(claim, v1alpha1.ConditionInitialized, metav1.ConditionTrue, v1alpha1.ConditionInitialized, "", now)
+	}); err != nil || reason != "" {
+		return outcome{}, err
+	}
+	c.recordInitialized(claim, node)
+	return outcome{}, nil
+}
+
+func (c *Controller) recordInitialized(claim *v1alpha1.NodeClaim, node *corev1.Node) {
+	Initialized.WithLabelValues(poolName(claim)).Inc()
+	if launched := nodeclaim.Condition(claim, v1alpha1.ConditionLaunched); launched != nil {
+		// Launched's transition time is the launch, on the injected clock.
+		StartupDuration.WithLabelValues(poolName(claim)).Observe(c.clk.Since(launched.LastTransitionTime.Time).Seconds())
+	}
+	c.log.Info("initialized nodeclaim", "nodeclaim", claim.Name, "nodepool", poolName(claim), "node", node.Name)
+	publish(c.recorder, initializedEvent(claim, node))
+}
+
+// notInitialized returns why the Node is not yet usable, or "" when it is.
+func notInitialized(claim *v1alpha1.NodeClaim, pool *v1alpha1.NodePool, node *corev1.Node) (reason, message string) {
+	if node == nil {
+		return ReasonNodeNotFound, "the registered node is gone"
+	}
+	if !nodeReady(node) {
+		return ReasonNodeNotReady, fmt.Sprintf("node %s is not Ready", node.Name)
+	}
+	tmpl := poolTemplate(pool).Spec
+	for _, startup := range [][]corev1.Taint{claim.Spec.StartupTaints, tmpl.StartupTaints} {
+		if t, ok := firstPresent(node.Spec.Taints, startup); ok {
+			return ReasonStartupTaintsExist, fmt.Sprintf("startup taint %s is still on node %s", t.ToString(), node.Name)
+		}
+	}
+	if t, ok := firstPresent(node.Spec.Taints, ephemeralTaints); ok {
+		return ReasonEphemeralTaintsExist, fmt.Sprintf("taint %s is still on node %s", t.ToString(), node.Name)
+	}
+	if name, ok := missingExtendedResource(claim.Spec.Resources.Requests, node.Status.Allocatable); ok {
+		return ReasonResourceNotRegistered, fmt.Sprintf("resource %s is not in node %s's allocatable", name, node.Name)
+	}
+	return "", ""
+}
+
+func nodeReady(node *corev1.Node) bool {
+	for _, cond := range node.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// firstPresent returns the first of want found on the node (key and effect).
+func firstPresent(onNode, want []corev1.Taint) (corev1.Taint, bool) {
+	for _, t := range want {
+		if hasTaint(onNode, t) {
+			return t, true
+		}
+	}
+	return corev1.Taint{}, false
+}
+
+// missingExtendedResource returns an extended resource (a device plugin's,
+// such as nvidia.com/gpu) requested but not yet advertised in allocatable.
+func missingExtendedResource(requested, allocatable corev1.ResourceList) (corev1.ResourceName, bool) {
+	for _, name := range slices.Sorted(maps.Keys(requested)) {
+		if quantity := requested[name]; !isExtended(name) || quantity.IsZero() {
+			continue
+		}
+		if got, ok := allocatable[name]; !ok || got.IsZero() {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// isExtended reports whether a resource is neither native (cpu, memory, pods,
+// ephemeral-storage, kubernetes.io/...) nor hugepages.
+func isExtended(name corev1.ResourceName) bool {
+	s := string(name)
+	if !strings.Contains(s, "/") || strings.Contains(s, "kubernetes.io/") {
+		return false
+	}
+	return !strings.HasPrefix(s, corev1.ResourceHugePagesPrefix)
+}

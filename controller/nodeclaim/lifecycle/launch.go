@@ -1,0 +1,125 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
+	"github.com/stowage-dev/stowage/controller/nodeclaim"
+)
+
+// Condition reasons this controller sets.
+const (
+	ReasonAwaitingReconciliation = "AwaitingReconciliation"
+	ReasonInsufficientCapacity   = "InsufficientCapacity"
+	ReasonNodeClassNotReady      = "NodeClassNotReady"
+	// ReasonLaunchError labels launch failures the cloud did not classify; they
+	// are retried by the work queue and set no condition.
+	ReasonLaunchError = "LaunchError"
+)
+
+// launch creates the claim's instance unless it is already Launched. Create
+// is idempotent per claim, so a launch whose status write was lost is simply
+// asked again and returns the same instance.
+func (c *Controller) launch(ctx context.Context, claim *v1alpha1.NodeClaim) (outcome, error) {
+	if nodeclaim.IsTrue(claim, v1alpha1.ConditionLaunched) {
+		return outcome{}, nil
+	}
+	created, err := c.cloud.Create(ctx, claim)
+	if err != nil {
+		return c.launchFailed(ctx, claim, err)
+	}
+	c.backoff.Forget(claim.Name)
+	// Labels first: if the status write is lost, the next Create returns the
+	// same instance and both writes are made again.
+	if err := c.addLabels(ctx, claim, created.Labels); err != nil {
+		return outcome{}, err
+	}
+	if err := c.patchStatus(ctx, claim, func(now time.Time) {
+		claim.Status.ProviderID = created.Status.ProviderID
+		claim.Status.ImageID = created.Status.ImageID
+		claim.Status.Capacity = created.Status.Capacity
+		claim.Status.Allocatable = created.Status.Allocatable
+		nodeclaim.SetCondition(claim, v1alpha1.ConditionLaunched, metav1.ConditionTrue, v1alpha1.ConditionLaunched, "", now)
+	}); err != nil {
+		return outcome{}, err
+	}
+	c.recordLaunch(claim)
+	return outcome{}, nil
+}
+
+// addLabels adds the labels of what the cloud launched (instance type, zone,
+// capacity type) to the claim.
+func (c *Controller) addLabels(ctx context.Context, claim *v1alpha1.NodeClaim, labels map[string]string) error {
+	stored := claim.DeepCopy()
+	if claim.Labels == nil {
+		claim.Labels = map[string]string{}
+	}
+	maps.Copy(claim.Labels, labels)
+	if maps.Equal(stored.Labels, claim.Labels) {
+		return nil
+	}
+	if err := c.kube.Patch(ctx, claim, client.MergeFrom(stored)); err != nil {
+		return fmt.Errorf("labelling nodeclaim %s with its instance: %w", claim.Name, err)
+	}
+	return nil
+}
+
+func (c *Controller) recordLaunch(claim *v1alpha1.NodeClaim) {
+	instanceType, zone := claim.Labels[corev1.LabelInstanceTypeStable], claim.Labels[corev1.LabelTopologyZone]
+	capacityType := claim.Labels[v1alpha1.LabelCapacityType]
+	Created.WithLabelValues(poolName(claim), capacityType, instanceType).Inc()
+	c.log.Info("launched nodeclaim", "nodeclaim", claim.Name, "nodepool", poolName(claim),
+		"instance_id", nodeclaim.InstanceID(claim.Status.ProviderID), "instance_type", instanceType,
+		"zone", zone, "capacity_type", capacityType)
+	publish(c.recorder, launchedEvent(claim))
+}
+
+// launchFailed records a failed Create. A shortage, an unready NodeClass or a
+// CreateError keeps the claim, sets Launched Unknown with the cloud's reason,
+// and retries the same claim with a per-claim backoff: deleting it would only
+// make the provisioner create an identical one. Any other error is transient
+// and returned, for the work queue's own backoff.
+func (c *Controller) launchFailed(ctx context.Context, claim *v1alpha1.NodeClaim, err error) (outcome, error) {
+	reason, message, classified := launchFailure(err)
+	LaunchFailures.WithLabelValues(poolName(claim), reason).Inc()
+	if !classified {
+		return outcome{}, fmt.Errorf("launching nodeclaim %s: %w", claim.Name, err)
+	}
+	changed := false
+	if err := c.patchStatus(ctx, claim, func(now time.Time) {
+		changed = nodeclaim.SetCondition(claim, v1alpha1.ConditionLaunched, metav1.ConditionUnknown, reason, message, now)
+	}); err != nil {
+		return outcome{}, err
+	}
+	retry := c.backoff.When(claim.Name)
+	if changed {
+		c.log.Warn("launching nodeclaim failed; retrying", "nodeclaim", claim.Name, "nodepool", poolName(claim),
+			"reason", reason, "error", message, "retry_in", retry.String())
+		publish(c.recorder, launchFailedEvent(claim, reason, message))
+	}
+	return outcome{requeueAfter: retry}, nil
+}
+
+// launchFailure returns the condition reason and message for a Create error,
+// and whether the cloud classified it (see cloudprovider.CloudProvider).
+func launchFailure(err error) (reason, message string, classified bool) {
+	var createErr *cloudprovider.CreateError
+	switch {
+	case cloudprovider.IsInsufficientCapacityError(err):
+		return ReasonInsufficientCapacity, err.Error(), true
+	case cloudprovider.IsNodeClassNotReadyError(err):
+		return ReasonNodeClassNotReady, err.Error(), true
+	case errors.As(err, &createErr):
+		return nodeclaim.ConditionReason(createErr.Reason), createErr.Message, true
+	}
+	return ReasonLaunchError, err.Error(), false
+}

@@ -1,0 +1,77 @@
+package termination
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+)
+
+// Event is one Kubernetes event; the constructors below keep every reason
+// and wording of the termination events in one place.
+type Event struct {
+	Regarding runtime.Object
+	Type      string
+	Reason    string
+	Action    string
+	Note      string
+}
+
+// maxNote is the events.k8s.io/v1 limit on an event's note.
+const maxNote = 1024
+
+func publish(rec events.EventRecorder, e Event) {
+	if rec == nil {
+		return
+	}
+	note := e.Note
+	if len(note) > maxNote {
+		note = note[:maxNote-3] + "..."
+	}
+	rec.Eventf(e.Regarding, nil, e.Type, e.Reason, e.Action, "%s", note)
+}
+
+func drainingEvent(node *corev1.Node, pods int, deadline *time.Time) Event {
+	note := fmt.Sprintf("Draining %d pods", pods)
+	if deadline != nil {
+		note += "; pods still here at " + deadline.UTC().Format(time.RFC3339) + " will be deleted"
+	}
+	return Event{Regarding: node, Type: corev1.EventTypeNormal, Reason: "Draining", Action: "Drain", Note: note}
+}
+
+func disruptionBlockedEvent(pod *corev1.Pod, node *corev1.Node, deadline *time.Time) Event {
+	note := "Pod is annotated do-not-disrupt; node " + node.Name + " waits for it"
+	if deadline != nil {
+		note += " until " + deadline.UTC().Format(time.RFC3339)
+	}
+	return Event{Regarding: pod, Type: corev1.EventTypeWarning, Reason: "DisruptionBlocked", Action: "Drain", Note: note}
+}
+
+func evictedEvent(pod *corev1.Pod) Event {
+	return Event{Regarding: pod, Type: corev1.EventTypeNormal, Reason: "Evicted", Action: "Evict",
+		Note: "Evicted from node " + pod.Spec.NodeName + ", which is being terminated"}
+}
+
+func evictionRefusedEvent(pod *corev1.Pod, err error) Event {
+	return Event{Regarding: pod, Type: corev1.EventTypeWarning, Reason: "EvictionRefused", Action: "Evict",
+		Note: "Eviction refused, retrying: " + err.Error()}
+}
+
+func podDeletedEvent(pod *corev1.Pod, node *corev1.Node) Event {
+	return Event{Regarding: pod, Type: corev1.EventTypeWarning, Reason: "TerminationGracePeriodOver", Action: "Delete",
+		Note: "Deleted: node " + node.Name + "'s termination grace period is over"}
+}
+
+func terminatedEvent(claim *v1alpha1.NodeClaim) Event {
+	return Event{Regarding: claim, Type: corev1.EventTypeNormal, Reason: "Terminated", Action: "Terminate",
+		Note: "Instance " + claim.Status.ProviderID + " terminated and node removed"}
+}
+
+func nodeDeletedEvent(claim *v1alpha1.NodeClaim, node *corev1.Node) Event {
+	return Event{Regarding: claim, Type: corev1.EventTypeNormal, Reason: "NodeDeleted", Action: "Delete",
+		Note: "Deleting: node " + node.Name + " was deleted"}
+}
