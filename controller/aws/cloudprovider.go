@@ -5,6 +5,7 @@ package aws
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,7 +14,9 @@ import (
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/aws/amifamily"
+	"github.com/stowage-dev/stowage/controller/aws/awserrors"
 	"github.com/stowage-dev/stowage/controller/aws/cache"
+	"github.com/stowage-dev/stowage/controller/aws/capacityreservation"
 	"github.com/stowage-dev/stowage/controller/aws/instance"
 	"github.com/stowage-dev/stowage/controller/aws/instanceprofile"
 	"github.com/stowage-dev/stowage/controller/aws/instancetype"
@@ -39,6 +42,20 @@ type Options struct {
 	ResolveTTL time.Duration
 	// LaunchAttempts bounds the fleets one Create makes after shortages; 3 when zero.
 	LaunchAttempts int
+	// RefreshInterval is how often Start rediscovers instance types, offerings,
+	// prices and capacity reservations; 5 minutes when zero.
+	RefreshInterval time.Duration
+	// GCInterval is how often Start looks for unused launch templates; 10 minutes when zero.
+	GCInterval time.Duration
+	// LaunchTemplateTTL is how long a launch template may go unused before it is
+	// deleted; 1 hour when zero.
+	LaunchTemplateTTL time.Duration
+	// CapacityReservationTags select the capacity reservations that reserved
+	// offerings launch into; every active Linux/UNIX reservation when empty.
+	CapacityReservationTags map[string]string
+	// Observe, when set, is called after every pass of a background loop
+	// (LoopRefresh, LoopLaunchTemplateGC) with its error, for metrics and tests.
+	Observe func(loop string, err error)
 }
 
 func (o Options) withDefaults() Options {
@@ -54,23 +71,34 @@ func (o Options) withDefaults() Options {
 	if o.LaunchAttempts == 0 {
 		o.LaunchAttempts = 3
 	}
+	if o.RefreshInterval == 0 {
+		o.RefreshInterval = 5 * time.Minute
+	}
+	if o.GCInterval == 0 {
+		o.GCInterval = 10 * time.Minute
+	}
+	if o.LaunchTemplateTTL == 0 {
+		o.LaunchTemplateTTL = time.Hour
+	}
 	return o
 }
 
 // CloudProvider is Stowage's EC2 cloud.
 type CloudProvider struct {
-	opts        Options
-	classes     NodeClasses
-	subnets     *subnet.Provider
-	sgs         *securitygroup.Provider
-	amis        *amifamily.Provider
-	profiles    *instanceprofile.Provider
-	templates   *launchtemplate.Provider
-	prices      *pricing.Provider
-	types       *instancetype.Provider
-	instances   *instance.Provider
-	unavailable *cache.Unavailable
-	resolved    resolvedCache
+	opts         Options
+	log          hclog.Logger
+	classes      NodeClasses
+	reservations *capacityreservation.Provider
+	subnets      *subnet.Provider
+	sgs          *securitygroup.Provider
+	amis         *amifamily.Provider
+	profiles     *instanceprofile.Provider
+	templates    *launchtemplate.Provider
+	prices       *pricing.Provider
+	types        *instancetype.Provider
+	instances    *instance.Provider
+	unavailable  *cache.Unavailable
+	resolved     resolvedCache
 }
 
 // New composes the AWS cloud provider from clients.
@@ -79,15 +107,16 @@ func New(c Clients, classes NodeClasses, opts Options) *CloudProvider {
 	log := opts.Logger.Named("aws")
 	unavailable := cache.NewUnavailable(opts.Clock, opts.Backoff)
 	prices := pricing.NewProvider(c.EC2, c.Pricing, opts.Region, opts.Clock, log.Named("pricing"))
+	reservations := capacityreservation.NewProvider(c.EC2, opts.CapacityReservationTags)
 	return &CloudProvider{
-		opts: opts, classes: classes,
+		opts: opts, log: log, classes: classes, reservations: reservations,
 		subnets:     subnet.NewProvider(c.EC2),
 		sgs:         securitygroup.NewProvider(c.EC2),
 		amis:        amifamily.NewProvider(c.SSM, c.EC2, opts.KubernetesVersion),
 		profiles:    instanceprofile.NewProvider(c.IAM, opts.Cluster.Name),
 		templates:   launchtemplate.NewProvider(c.EC2, opts.Cluster.Name, opts.Clock, log.Named("launchtemplate")),
 		prices:      prices,
-		types:       instancetype.NewProvider(c.EC2, prices, unavailable, opts.Region, opts.Clock, log.Named("instancetype")),
+		types:       instancetype.NewProvider(c.EC2, prices, reservations, unavailable, opts.Region, opts.Clock, log.Named("instancetype")),
 		instances:   instance.NewProvider(c.EC2, opts.Cluster.Name),
 		unavailable: unavailable,
 		resolved:    resolvedCache{m: map[string]*Resolved{}},
@@ -97,17 +126,29 @@ func New(c Clients, classes NodeClasses, opts Options) *CloudProvider {
 // Name returns "aws".
 func (c *CloudProvider) Name() string { return "aws" }
 
-// Unavailable is the shortage memory, which the interruption handler also marks.
+// Unavailable is the shortage memory.
 func (c *CloudProvider) Unavailable() *cache.Unavailable { return c.unavailable }
 
-// Refresh rediscovers instance types and prices; run it on a timer. Reads keep
-// the previous catalogue while it runs and when it fails.
+// MarkOfferingUnavailable records that an offering cannot be relied on now, as
+// the interruption controller does when a spot interruption notice names an
+// instance of it: launches avoid the offering, and InstanceTypes reports it
+// unavailable, for the shortage memory's backoff, which it returns.
+func (c *CloudProvider) MarkOfferingUnavailable(instanceType, zone, capacityType, reason string) time.Duration {
+	d := c.unavailable.MarkUnavailable(cache.Offering{InstanceType: instanceType, Zone: zone, CapacityType: capacityType})
+	c.log.Debug("offering unavailable", "instance_type", instanceType, "zone", zone, "capacity_type", capacityType,
+		"reason", reason, "avoid_for", d.String())
+	return d
+}
+
+// Refresh rediscovers prices, capacity reservations, instance types and
+// offerings; Start runs it on the clock. Each part is swapped in atomically when
+// it succeeds; reads keep the previous one while it runs and when it fails.
 func (c *CloudProvider) Refresh(ctx context.Context) error {
-	priceErr := c.prices.Refresh(ctx)
-	if err := c.types.Refresh(ctx); err != nil {
-		return err
-	}
-	return priceErr
+	return errors.Join(
+		awserrors.WrapUnauthorized(c.prices.Refresh(ctx)),
+		awserrors.WrapUnauthorized(c.reservations.Refresh(ctx)),
+		awserrors.WrapUnauthorized(c.types.Refresh(ctx)),
+	)
 }
 
 // InstanceTypes returns the types the pool's NodeClass can launch.
@@ -120,7 +161,8 @@ func (c *CloudProvider) InstanceTypes(ctx context.Context, pool *v1alpha1.NodePo
 	if err != nil {
 		return nil, err
 	}
-	return c.types.List(ctx, query(nc, r))
+	types, err := c.types.List(ctx, query(nc, r))
+	return types, awserrors.WrapUnauthorized(err)
 }
 
 func query(nc *v1alpha1.NodeClass, r *Resolved) instancetype.Query {
@@ -132,7 +174,7 @@ func query(nc *v1alpha1.NodeClass, r *Resolved) instancetype.Query {
 			zones = append(zones, s.Zone)
 		}
 	}
-	return instancetype.Query{Zones: zones, Kubelet: nc.Spec.Kubelet}
+	return instancetype.Query{Zones: zones, Kubelet: nc.Spec.Kubelet, RootVolumeGiB: ephemeralVolumeGiB(nc)}
 }
 
 // classFor fetches and resolves a NodeClass; failures are NodeClassNotReadyErrors.
@@ -143,7 +185,7 @@ func (c *CloudProvider) classFor(ctx context.Context, name string) (*v1alpha1.No
 	}
 	r, err := c.Resolve(ctx, nc)
 	if err != nil {
-		return nil, nil, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("resolving nodeclass %s: %w", name, err))
+		return nil, nil, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("resolving nodeclass %s: %w", name, awserrors.WrapUnauthorized(err)))
 	}
 	return nc, r, nil
 }
@@ -156,7 +198,7 @@ func (c *CloudProvider) Get(ctx context.Context, providerID string) (*v1alpha1.N
 	}
 	in, err := c.instances.Get(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, awserrors.WrapUnauthorized(err)
 	}
 	return c.claimFromInstance(in), nil
 }
@@ -165,7 +207,7 @@ func (c *CloudProvider) Get(ctx context.Context, providerID string) (*v1alpha1.N
 func (c *CloudProvider) List(ctx context.Context) ([]*v1alpha1.NodeClaim, error) {
 	ins, err := c.instances.List(ctx)
 	if err != nil {
-		return nil, err
+		return nil, awserrors.WrapUnauthorized(err)
 	}
 	out := make([]*v1alpha1.NodeClaim, 0, len(ins))
 	for _, in := range ins {
@@ -181,12 +223,14 @@ func (c *CloudProvider) Delete(ctx context.Context, claim *v1alpha1.NodeClaim) e
 		return cloudprovider.NewNodeClaimNotFoundError(err)
 	}
 	if _, err := c.instances.Get(ctx, id); err != nil {
-		return err
+		return awserrors.WrapUnauthorized(err)
 	}
-	return c.instances.Terminate(ctx, id)
+	return awserrors.WrapUnauthorized(c.instances.Terminate(ctx, id))
 }
 
-// GarbageCollectLaunchTemplates deletes launch templates unused for idle.
-func (c *CloudProvider) GarbageCollectLaunchTemplates(ctx context.Context, idle time.Duration) (int, error) {
-	return c.templates.DeleteUnused(ctx, idle)
+// GarbageCollectLaunchTemplates deletes this cluster's launch templates that no
+// launch has used for Options.LaunchTemplateTTL; Start runs it on the clock.
+func (c *CloudProvider) GarbageCollectLaunchTemplates(ctx context.Context) (int, error) {
+	n, err := c.templates.DeleteUnused(ctx, c.opts.LaunchTemplateTTL)
+	return n, awserrors.WrapUnauthorized(err)
 }

@@ -1,23 +1,27 @@
 package aws
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/aws/awserrors"
 	"github.com/stowage-dev/stowage/controller/aws/cache"
+	"github.com/stowage-dev/stowage/controller/aws/instance"
 	"github.com/stowage-dev/stowage/controller/aws/subnet"
+	"github.com/stowage-dev/stowage/controller/catalogue"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
 
-// Create launches the claim's instance: cheapest allowed offerings first, spot
-// before on-demand when both are allowed, retrying at once without the
-// offerings a fleet reported short.
+// Create launches the claim's instance: capacity types in the order reserved,
+// spot, on-demand (those the claim allows and that have an offering not known
+// to be short), cheapest offerings first within one, retrying at once without
+// the offerings a fleet reported short.
 func (c *CloudProvider) Create(ctx context.Context, claim *v1alpha1.NodeClaim) (*v1alpha1.NodeClaim, error) {
 	if claim.Spec.NodeClassRef == nil {
 		return nil, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("nodeclaim %s has no nodeClassRef", claim.Name))
@@ -28,23 +32,30 @@ func (c *CloudProvider) Create(ctx context.Context, claim *v1alpha1.NodeClaim) (
 	}
 	types, err := c.types.List(ctx, query(nc, r))
 	if err != nil {
-		return nil, err
-	}
-	byName := make(map[string]*cloudprovider.InstanceType, len(types))
-	for _, it := range types {
-		byName[it.Name] = it
+		return nil, c.launchError(err)
 	}
 	if in, found, err := c.instances.FindByClaim(ctx, claim.Name); err != nil || found {
 		if err != nil {
-			return nil, c.launchError(err, "DescribeInstances")
+			return nil, c.launchError(err)
 		}
-		return launched(claim, in, byName[in.Type], in.ImageID, r.Hash), nil
+		i := slices.IndexFunc(types, func(it *cloudprovider.InstanceType) bool { return it.Name == in.Type })
+		return launched(claim, in, at(types, i), in.ImageID, r.Hash), nil
 	}
 	candidates := compatible(types, claimRequirements(claim), scheduling.FromList(claim.Spec.Resources.Requests))
-	return c.launch(ctx, claim, nc, r, candidates)
+	return c.launch(ctx, claim, nc, r, types, candidates)
 }
 
-func (c *CloudProvider) launch(ctx context.Context, claim *v1alpha1.NodeClaim, nc *v1alpha1.NodeClass, r *Resolved, candidates []*cloudprovider.InstanceType) (*v1alpha1.NodeClaim, error) {
+func at(types []*cloudprovider.InstanceType, i int) *cloudprovider.InstanceType {
+	if i < 0 {
+		return nil
+	}
+	return types[i]
+}
+
+// launch makes up to LaunchAttempts fleets for the claim from its candidate
+// types; types is the whole catalogue, for shortages that reach beyond them.
+func (c *CloudProvider) launch(ctx context.Context, claim *v1alpha1.NodeClaim, nc *v1alpha1.NodeClass, r *Resolved,
+	types, candidates []*cloudprovider.InstanceType) (*v1alpha1.NodeClaim, error) {
 	reqs := claimRequirements(claim)
 	var tried []cloudprovider.UnavailableOffering
 	for range c.opts.LaunchAttempts {
@@ -56,36 +67,39 @@ func (c *CloudProvider) launch(ctx context.Context, claim *v1alpha1.NodeClaim, n
 			break
 		}
 		in, short, err := c.instances.Launch(ctx, p.req)
-		c.markShort(short)
+		c.markShort(p, short, types)
 		tried = append(tried, short...)
+		if awserrors.IsLaunchTemplateNotFound(err) {
+			c.templates.Invalidate() // deleted under us (the GC, or by hand): recreate and retry
+			continue
+		}
 		if err != nil {
-			return nil, c.launchError(err, "CreateFleet")
+			return nil, c.launchError(err)
 		}
 		if in != nil {
-			c.unavailable.MarkAvailable(cache.Offering{InstanceType: in.Type, Zone: in.Zone, CapacityType: in.CapacityType})
-			c.opts.Logger.Debug("launched instance", "nodeclaim", claim.Name, "instance_id", in.ID,
-				"instance_type", in.Type, "zone", in.Zone, "capacity_type", in.CapacityType)
+			c.recordLaunch(claim, in)
 			return launched(claim, in, p.types[in.Type], p.images[in.Type], r.Hash), nil
 		}
 	}
 	return nil, cloudprovider.NewInsufficientCapacityError("no allowed offering could be launched for nodeclaim "+claim.Name, tried...)
 }
 
-func (c *CloudProvider) markShort(short []cloudprovider.UnavailableOffering) {
-	for _, s := range short {
-		d := c.unavailable.MarkUnavailable(cache.Offering{InstanceType: s.InstanceType, Zone: s.Zone, CapacityType: s.CapacityType})
-		c.opts.Logger.Debug("offering short", "instance_type", s.InstanceType, "zone", s.Zone,
-			"capacity_type", s.CapacityType, "reason", s.Reason, "avoid_for", d.String())
+func (c *CloudProvider) recordLaunch(claim *v1alpha1.NodeClaim, in *instance.Instance) {
+	c.unavailable.MarkAvailable(cache.Offering{InstanceType: in.Type, Zone: in.Zone, CapacityType: in.CapacityType})
+	if in.ReservationID != "" {
+		c.reservations.Launched(in.ReservationID)
 	}
+	c.log.Debug("launched instance", "nodeclaim", claim.Name, "instance_id", in.ID, "instance_type", in.Type,
+		"zone", in.Zone, "capacity_type", in.CapacityType, "capacity_reservation", in.ReservationID)
 }
 
-// launchError maps a failed API call onto the CloudProvider error contract.
-func (c *CloudProvider) launchError(err error, op string) error {
-	switch code := awserrors.Code(err); {
-	case awserrors.IsUnauthorized(err):
-		action := awserrors.MissingAction(err, "ec2", op)
-		return cloudprovider.NewCreateError(err, "Unauthorized", "missing permission "+action)
-	case awserrors.IsCapacityCode(code):
+// launchError maps a failed API call onto the CloudProvider error contract: an
+// authorisation failure becomes a CreateError naming the missing action.
+func (c *CloudProvider) launchError(err error) error {
+	if ue, ok := awserrors.AsUnauthorized(err); ok {
+		return cloudprovider.NewCreateError(ue, ue.Reason(), ue.Message())
+	}
+	if code := awserrors.Code(err); awserrors.IsCapacityCode(code) {
 		return cloudprovider.NewInsufficientCapacityError(code)
 	}
 	return fmt.Errorf("launching instance: %w", err)
@@ -96,6 +110,9 @@ var schedulingKeys = func() map[string]bool {
 	keys := map[string]bool{}
 	for k := range v1alpha1.WellKnownLabels {
 		keys[k] = k != v1alpha1.LabelNodePool && k != corev1.LabelHostname
+	}
+	for _, k := range catalogue.AcceleratorLabels {
+		keys[k] = true
 	}
 	return keys
 }()
@@ -121,11 +138,11 @@ func compatible(types []*cloudprovider.InstanceType, reqs scheduling.Requirement
 	return out
 }
 
-// chooseCapacityType prefers spot when the claim allows it and some allowed
-// spot offering is not short; otherwise on-demand, if allowed.
+// chooseCapacityType returns the first capacity type, in the order reserved,
+// spot, on-demand, that the claim allows and that has a usable offering.
 func (c *CloudProvider) chooseCapacityType(candidates []*cloudprovider.InstanceType, reqs scheduling.Requirements, zones map[string]subnet.Subnet) string {
 	allowed := reqs.Get(v1alpha1.LabelCapacityType)
-	for _, ct := range []string{v1alpha1.CapacityTypeSpot, v1alpha1.CapacityTypeOnDemand} {
+	for _, ct := range v1alpha1.CapacityTypes {
 		if !allowed.Has(ct) {
 			continue
 		}
@@ -140,33 +157,51 @@ func (c *CloudProvider) chooseCapacityType(candidates []*cloudprovider.InstanceT
 	return ""
 }
 
+// usable: the class has a subnet in the offering's zone, the claim allows the
+// zone, and now (not when the types were listed, as a Create's earlier fleets
+// may have changed it) the shortage memory does not avoid the offering and its
+// reservation, if any, has room.
 func (c *CloudProvider) usable(name string, o cloudprovider.Offering, reqs scheduling.Requirements, zones map[string]subnet.Subnet) bool {
 	_, hasSubnet := zones[o.Zone]
 	return hasSubnet && reqs.Get(corev1.LabelTopologyZone).Has(o.Zone) &&
+		(o.ReservationID == "" || c.reservations.Room(o.ReservationID) > 0) &&
 		!c.unavailable.IsUnavailable(cache.Offering{InstanceType: name, Zone: o.Zone, CapacityType: o.CapacityType})
 }
 
 type offer struct {
-	it    *cloudprovider.InstanceType
-	zone  string
-	price float64
+	it          *cloudprovider.InstanceType
+	zone        string
+	price       float64
+	reservation string
+	room        int // free capacity of the reservation
 }
 
-// rank lists usable offerings of one capacity type, cheapest first, at most max.
+// rank lists usable offerings of one capacity type, cheapest first, at most
+// limit, one per (instance type, zone): for reserved, the reservation with the
+// most room.
 func (c *CloudProvider) rank(candidates []*cloudprovider.InstanceType, ct string, reqs scheduling.Requirements, zones map[string]subnet.Subnet, limit int) []offer {
 	var out []offer
 	for _, it := range candidates {
+		first := len(out)
 		for _, o := range it.Offerings {
-			if o.CapacityType == ct && c.usable(it.Name, o, reqs, zones) {
-				out = append(out, offer{it, o.Zone, o.Price})
+			if o.CapacityType != ct || !c.usable(it.Name, o, reqs, zones) {
+				continue
 			}
+			of := offer{it, o.Zone, o.Price, o.ReservationID, 0}
+			if o.ReservationID != "" {
+				of.room = c.reservations.Room(o.ReservationID)
+			}
+			if j := slices.IndexFunc(out[first:], func(x offer) bool { return x.zone == o.Zone }); j >= 0 {
+				if of.room > out[first+j].room {
+					out[first+j] = of
+				}
+				continue
+			}
+			out = append(out, of)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].price != out[j].price {
-			return out[i].price < out[j].price
-		}
-		return out[i].it.Name+out[i].zone < out[j].it.Name+out[j].zone
+	slices.SortStableFunc(out, func(a, b offer) int {
+		return cmp.Or(cmp.Compare(a.price, b.price), cmp.Compare(a.it.Name, b.it.Name), cmp.Compare(a.zone, b.zone))
 	})
 	return out[:min(limit, len(out))]
 }

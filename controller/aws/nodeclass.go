@@ -12,7 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/aws/amifamily"
 	"github.com/stowage-dev/stowage/controller/aws/awserrors"
+	"github.com/stowage-dev/stowage/controller/aws/launchtemplate"
 	"github.com/stowage-dev/stowage/controller/aws/subnet"
 )
 
@@ -115,9 +117,8 @@ func (c *CloudProvider) Status(ctx context.Context, nc *v1alpha1.NodeClass) v1al
 	r, err := c.Resolve(ctx, nc)
 	if err != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "ResolutionFailed", err.Error()
-		if awserrors.IsUnauthorized(err) {
-			cond.Reason = "Unauthorized"
-			cond.Message = "missing permission " + awserrors.MissingAction(err, "ec2", "Describe") + ": " + err.Error()
+		if ue, ok := awserrors.AsUnauthorized(err); ok {
+			cond.Reason, cond.Message = ue.Reason(), ue.Message()
 		}
 		return v1alpha1.NodeClassStatus{Conditions: []metav1.Condition{cond}}
 	}
@@ -127,4 +128,26 @@ func (c *CloudProvider) Status(ctx context.Context, nc *v1alpha1.NodeClass) v1al
 		st.Subnets = append(st.Subnets, v1alpha1.Subnet{ID: s.ID, Zone: s.Zone, ZoneID: s.ZoneID})
 	}
 	return st
+}
+
+// ephemeralVolumeGiB is the size of the volume that holds the node's ephemeral
+// storage, from the NodeClass's block device mappings: the one marked
+// rootVolume, else the AMI family's device for it (/dev/xvda on AL2023, the
+// data volume /dev/xvdb on Bottlerocket). 0 means the catalogue default, the
+// size the AMI gives its volume.
+func ephemeralVolumeGiB(nc *v1alpha1.NodeClass) int64 {
+	device := map[string]string{amifamily.FamilyAL2023: "/dev/xvda", amifamily.FamilyBottlerocket: "/dev/xvdb"}[amifamily.Family(nc)]
+	var size int64
+	for _, b := range nc.Spec.BlockDeviceMappings {
+		if b.EBS == nil {
+			continue
+		}
+		if b.RootVolume {
+			return launchtemplate.VolumeGiB(b.EBS.VolumeSize)
+		}
+		if b.DeviceName != nil && *b.DeviceName == device {
+			size = launchtemplate.VolumeGiB(b.EBS.VolumeSize)
+		}
+	}
+	return size
 }

@@ -16,36 +16,41 @@ import (
 
 // launchPlan is one fleet request and what its overrides stand for.
 type launchPlan struct {
-	req    instance.LaunchRequest
-	types  map[string]*cloudprovider.InstanceType // instance type -> type
-	images map[string]string                      // instance type -> image id
+	req          instance.LaunchRequest
+	types        map[string]*cloudprovider.InstanceType // instance type -> type
+	images       map[string]string                      // instance type -> image id
+	reservations map[string]string                      // instance type/zone -> capacity reservation id
 }
 
 func (c *CloudProvider) plan(ctx context.Context, claim *v1alpha1.NodeClaim, nc *v1alpha1.NodeClass, r *Resolved, candidates []*cloudprovider.InstanceType, reqs scheduling.Requirements) (*launchPlan, error) {
 	zones := subnet.PerZone(r.Subnets)
 	p := &launchPlan{req: instance.LaunchRequest{Claim: claim.Name, Tags: c.instanceTags(claim, nc, r)},
-		types: map[string]*cloudprovider.InstanceType{}, images: map[string]string{}}
+		types: map[string]*cloudprovider.InstanceType{}, images: map[string]string{}, reservations: map[string]string{}}
 	p.req.CapacityType = c.chooseCapacityType(candidates, reqs, zones)
 	if p.req.CapacityType == "" {
 		return p, nil
 	}
-	templates := map[string]string{} // image id -> template name
+	templates := map[[2]string]string{} // (image id, reservation id) -> template name
 	for _, o := range c.rank(candidates, p.req.CapacityType, reqs, zones, instance.MaxOverrides) {
 		ami, ok := amifamily.Select(r.AMIs, o.it)
 		if !ok {
 			continue
 		}
-		lt, ok := templates[ami.ID]
+		key := [2]string{ami.ID, o.reservation}
+		lt, ok := templates[key]
 		if !ok {
-			name, err := c.templates.Ensure(ctx, c.templateConfig(claim, nc, r, ami.ID))
+			name, err := c.templates.Ensure(ctx, c.templateConfig(claim, nc, r, ami.ID, o.reservation))
 			if err != nil {
-				return nil, c.launchError(err, "CreateLaunchTemplate")
+				return nil, c.launchError(err)
 			}
-			templates[ami.ID], lt = name, name
+			templates[key], lt = name, name
 		}
 		p.req.Overrides = append(p.req.Overrides, instance.Override{InstanceType: o.it.Name, Zone: o.zone,
-			SubnetID: zones[o.zone].ID, LaunchTemplate: lt, Price: o.price})
+			SubnetID: zones[o.zone].ID, LaunchTemplate: lt, Price: o.price, ReservationID: o.reservation})
 		p.types[o.it.Name], p.images[o.it.Name] = o.it, ami.ID
+		if o.reservation != "" {
+			p.reservations[o.it.Name+"/"+o.zone] = o.reservation
+		}
 	}
 	return p, nil
 }
@@ -64,9 +69,10 @@ func (c *CloudProvider) instanceTags(claim *v1alpha1.NodeClaim, nc *v1alpha1.Nod
 	return tags
 }
 
-func (c *CloudProvider) templateConfig(claim *v1alpha1.NodeClaim, nc *v1alpha1.NodeClass, r *Resolved, imageID string) launchtemplate.Config {
+func (c *CloudProvider) templateConfig(claim *v1alpha1.NodeClaim, nc *v1alpha1.NodeClass, r *Resolved, imageID, reservation string) launchtemplate.Config {
 	cfg := launchtemplate.Config{ImageID: imageID, InstanceProfile: r.InstanceProfile, HTTPTokens: "required",
-		HopLimit: 1, HTTPEndpoint: "enabled", BlockDevices: nc.Spec.BlockDeviceMappings, Tags: nc.Spec.Tags}
+		HopLimit: 1, HTTPEndpoint: "enabled", BlockDevices: nc.Spec.BlockDeviceMappings, Tags: nc.Spec.Tags,
+		CapacityReservationID: reservation}
 	for _, g := range r.SecurityGroups {
 		cfg.SecurityGroups = append(cfg.SecurityGroups, g.ID)
 	}

@@ -38,14 +38,29 @@ type env struct {
 	subnets []string
 	sg      string
 	images  map[string]string
+	opts    stowaws.Options
 }
 
-func newEnv(t testing.TB, types []awsemu.InstanceTypeSpec, zones int) *env {
+// envOption adjusts the emulator's configuration or the cloud provider's
+// options before they are built.
+type envOption func(*awsemu.Config, *stowaws.Options)
+
+func newEnv(t testing.TB, types []awsemu.InstanceTypeSpec, zones int, options ...envOption) *env {
 	t.Helper()
 	cfg := awsemu.DefaultConfig()
 	cfg.InstanceTypes, cfg.Zones = types, awsemu.ZonesFor("us-east-1", zones)
 	cfg.PendingDelay, cfg.ShuttingDownDelay = 0, 0
-	e := &env{emu: awsemu.New(cfg), clk: clocktesting.NewFakeClock(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))}
+	e := &env{clk: clocktesting.NewFakeClock(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))}
+	e.opts = stowaws.Options{
+		Cluster:           amifamily.Cluster{Name: cluster, Endpoint: "https://api.test", CABundle: "Q0E=", CIDR: "10.100.0.0/16"},
+		Region:            "us-east-1",
+		KubernetesVersion: k8sVersion,
+		Clock:             e.clk,
+	}
+	for _, o := range options {
+		o(&cfg, &e.opts)
+	}
+	e.emu = awsemu.New(cfg)
 	e.srv = e.emu.Start()
 	t.Cleanup(e.srv.Close)
 	e.subnets, e.sg = e.emu.SeedDefaultNetwork(cluster)
@@ -58,12 +73,7 @@ func newEnv(t testing.TB, types []awsemu.InstanceTypeSpec, zones int) *env {
 }
 
 func (e *env) newProvider(c stowaws.Clients) *stowaws.CloudProvider {
-	return stowaws.New(c, stowaws.StaticNodeClasses{e.nc.Name: e.nc}, stowaws.Options{
-		Cluster:           amifamily.Cluster{Name: cluster, Endpoint: "https://api.test", CABundle: "Q0E=", CIDR: "10.100.0.0/16"},
-		Region:            "us-east-1",
-		KubernetesVersion: k8sVersion,
-		Clock:             e.clk,
-	})
+	return stowaws.New(c, stowaws.StaticNodeClasses{e.nc.Name: e.nc}, e.opts)
 }
 
 // sdkConfig points every client at the emulator with static credentials and a

@@ -9,6 +9,7 @@ import (
 	_ "embed"
 	"encoding/csv"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +42,9 @@ type Info struct {
 	MaxPodsENI           int64
 	// OnDemandPrice is the us-east-1 Linux on-demand price in US dollars per hour.
 	OnDemandPrice float64
+
+	// AcceleratorManufacturer makes the accelerators: aws for Inferentia and Trainium.
+	AcceleratorManufacturer string
 }
 
 var columns = []string{"name", "family", "category", "generation", "size", "arch", "vcpu", "memory_mib",
@@ -107,7 +111,7 @@ func (r *rowReader) int(col int, required bool) int64 {
 
 func (r *rowReader) float(col int) float64 {
 	f, err := strconv.ParseFloat(r.row[col], 64)
-	if (err != nil || f <= 0) && r.err == nil {
+	if (err != nil || !(f > 0) || math.IsInf(f, 1)) && r.err == nil {
 		r.err = fmt.Errorf("column %s: %q is not a positive price", columns[col], r.row[col])
 	}
 	return f
@@ -119,7 +123,7 @@ func parseRow(row []string) (Info, error) {
 		Name: r.str(0), Family: r.str(1), Category: r.str(2), Generation: int(r.int(3, true)), Size: r.str(4),
 		Arch: r.str(5), VCPU: r.int(6, true), MemoryMiB: r.int(7, true), GPUCount: r.int(8, false),
 		GPUName: r.str(9), GPUManufacturer: r.str(10), GPUMemoryMiB: r.int(11, false),
-		AcceleratorCount: r.int(12, false), AcceleratorName: r.str(13), LocalNVMeGiB: r.int(15, false),
+		AcceleratorCount: r.int(12, false), AcceleratorName: r.str(13), AcceleratorManufacturer: r.str(14), LocalNVMeGiB: r.int(15, false),
 		NetworkBandwidthMbps: r.int(16, true), Hypervisor: r.str(17), MaxENIs: r.int(18, true),
 		IPv4PerENI: r.int(19, true), MaxPodsENI: r.int(20, true), OnDemandPrice: r.float(21),
 	}

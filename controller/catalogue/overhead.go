@@ -13,7 +13,7 @@ import (
 )
 
 // The EKS node formulas (docs/capacity.md explains each):
-//   - memory capacity is the instance memory less VMMemoryOverheadPercent, which the hypervisor and firmware keep;
+//   - memory capacity is the instance memory less VMMemoryOverheadPercent (rounded up to a MiB), which the hypervisor and firmware keep;
 //   - kube-reserved CPU is 6% of the first core, 1% of the second, 0.5% of the third and fourth, 0.25% of the rest;
 //   - kube-reserved memory is 11 MiB per pod plus 255 MiB;
 //   - kube-reserved ephemeral storage is 1 GiB; system-reserved is nothing unless the NodeClass sets it;
@@ -48,10 +48,9 @@ func MaxPods(info Info, kubelet *v1alpha1.KubeletConfiguration) int64 {
 
 // Capacity is what a node of this type reports as capacity.
 func Capacity(info Info, kubelet *v1alpha1.KubeletConfiguration, rootVolumeGiB int64) scheduling.Resources {
-	memory := info.MemoryMiB * mi
 	r := scheduling.Resources{
 		CPU:              info.VCPU * 1000,
-		Memory:           memory - int64(float64(memory)*VMMemoryOverheadPercent),
+		Memory:           (info.MemoryMiB - vmMemoryOverheadMiB(info.MemoryMiB)) * mi,
 		EphemeralStorage: rootVolumeGiB * gi,
 		Pods:             MaxPods(info, kubelet),
 	}
@@ -62,6 +61,14 @@ func Capacity(info Info, kubelet *v1alpha1.KubeletConfiguration, rootVolumeGiB i
 		r.Set("aws.amazon.com/neuron", info.AcceleratorCount)
 	}
 	return r
+}
+
+// vmMemoryOverheadMiB is VMMemoryOverheadPercent of the memory, rounded up to a
+// whole MiB as Karpenter does (m6i.large: 614.4 -> 615 MiB). It works in integers
+// so that no product lands a hair above a whole number and rounds up once more.
+func vmMemoryOverheadMiB(memoryMiB int64) int64 {
+	const perMille = int64(VMMemoryOverheadPercent * 1000)
+	return (memoryMiB*perMille + 999) / 1000
 }
 
 // KubeReservedCPU is the EKS kube-reserved CPU in millicores for a vCPU count.

@@ -27,6 +27,7 @@ var ec2Handlers = map[string]ec2Handler{
 	"DescribeInstances":             (*Emulator).describeInstances,
 	"TerminateInstances":            (*Emulator).terminateInstances,
 	"CreateTags":                    (*Emulator).createTags,
+	"DescribeCapacityReservations":  (*Emulator).describeCapacityReservations,
 }
 
 func (e *Emulator) serveEC2(w http.ResponseWriter, req request) {

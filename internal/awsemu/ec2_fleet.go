@@ -80,12 +80,13 @@ func toXMLLTO(o FleetOverride) xmlLTAndOverrides {
 
 func (e *Emulator) parseFleet(p params) (FleetRequest, *APIError) {
 	req := FleetRequest{
-		ClientToken:         p.str("ClientToken"),
-		CapacityType:        p.str("TargetCapacitySpecification.DefaultTargetCapacityType"),
-		TotalTargetCapacity: p.integer("TargetCapacitySpecification.TotalTargetCapacity", 0),
-		SpotStrategy:        p.str("SpotOptions.AllocationStrategy"),
-		OnDemandStrategy:    p.str("OnDemandOptions.AllocationStrategy"),
-		InstanceTags:        map[string]string{},
+		ClientToken:          p.str("ClientToken"),
+		CapacityType:         p.str("TargetCapacitySpecification.DefaultTargetCapacityType"),
+		TotalTargetCapacity:  p.integer("TargetCapacitySpecification.TotalTargetCapacity", 0),
+		SpotStrategy:         p.str("SpotOptions.AllocationStrategy"),
+		OnDemandStrategy:     p.str("OnDemandOptions.AllocationStrategy"),
+		InstanceTags:         map[string]string{},
+		CapacityReservations: p.str("OnDemandOptions.CapacityReservationOptions.UsageStrategy") == "use-capacity-reservations-first",
 	}
 	for _, m := range p.members("TagSpecification") {
 		switch p.str(m + ".ResourceType") {

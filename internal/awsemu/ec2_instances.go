@@ -44,6 +44,7 @@ type xmlInstance struct {
 	Architecture string             `xml:"architecture"`
 	Lifecycle    string             `xml:"instanceLifecycle,omitempty"`
 	ClientToken  string             `xml:"clientToken,omitempty"`
+	Reservation  string             `xml:"capacityReservationId,omitempty"`
 	Groups       []xmlGroup         `xml:"groupSet>item"`
 	Profile      *xmlProfile        `xml:"iamInstanceProfile,omitempty"`
 	Metadata     xmlMetadataOptions `xml:"metadataOptions"`
@@ -69,7 +70,7 @@ func (e *Emulator) toXMLInstance(in Instance) xmlInstance {
 		LaunchTime: isoTime(in.LaunchTime), Placement: xmlPlacement{in.Zone, e.zoneID(in.Zone)},
 		SubnetID: in.SubnetID, VpcID: in.VpcID, PrivateIP: in.PrivateIP, Architecture: e.archOf(in.InstanceType),
 		ClientToken: in.ClientToken, Metadata: xmlMetadataOptions{"applied", in.HTTPTokens, in.HopLimit, "enabled"},
-		Tags: tagSet(in.Tags),
+		Tags: tagSet(in.Tags), Reservation: in.ReservationID,
 	}
 	if in.CapacityType == CapacitySpot {
 		x.Lifecycle = "spot"
@@ -125,6 +126,7 @@ func instanceFields(in Instance) map[string]string {
 		"instance-id": in.ID, "instance-state-name": in.State, "instance-type": in.InstanceType,
 		"availability-zone": in.Zone, "subnet-id": in.SubnetID, "image-id": in.ImageID,
 		"client-token": in.ClientToken, "instance-lifecycle": lifecycle, "vpc-id": in.VpcID,
+		"capacity-reservation-id": in.ReservationID,
 	}
 }
 

@@ -69,6 +69,9 @@ func parseLaunchTemplateData(p params, d string) *LaunchTemplate {
 	if lt.HTTPTokens == "" {
 		lt.HTTPTokens = "optional"
 	}
+	crs := d + ".CapacityReservationSpecification"
+	lt.ReservationPreference = orDefault(p.str(crs+".CapacityReservationPreference"), MatchOpen)
+	lt.ReservationTarget = p.str(crs + ".CapacityReservationTarget.CapacityReservationId")
 	for _, m := range p.members(d + ".TagSpecification") {
 		if p.str(m+".ResourceType") == "instance" {
 			lt.InstanceTags = p.tags(m + ".Tag")

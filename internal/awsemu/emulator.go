@@ -55,6 +55,8 @@ type Config struct {
 	Seed int64
 	// Logger receives debug logs; hclog.NewNullLogger when nil.
 	Logger hclog.Logger
+	// VCPULimits are the account's vCPU quotas; a bucket absent has no limit.
+	VCPULimits map[QuotaBucket]int
 }
 
 // DefaultConfig returns a three-zone us-east-1 with a small instance catalogue.
@@ -110,6 +112,9 @@ type Emulator struct {
 	sink      EventSink
 	faults    []*Fault
 	calls     map[string]int // action -> calls received
+
+	reservations map[string]*CapacityReservation // id -> reservation
+	vcpuLimits   map[QuotaBucket]int             // bucket -> vCPU limit; absent is unlimited
 }
 
 // New builds an emulator; its pools start with cfg.PoolCapacity each.
@@ -129,6 +134,12 @@ func New(cfg Config) *Emulator {
 		iam:       newIAMState(),
 		sqs:       newSQSState(),
 		calls:     map[string]int{},
+
+		reservations: map[string]*CapacityReservation{},
+		vcpuLimits:   map[QuotaBucket]int{},
+	}
+	for b, n := range cfg.VCPULimits {
+		e.vcpuLimits[b] = n
 	}
 	e.network.init()
 	for _, t := range cfg.InstanceTypes {

@@ -29,7 +29,10 @@ type Fault struct {
 	Probability float64
 	Delay       time.Duration
 	Limit       int
-	hits        int
+	// Message replaces the error message of a throttle, server-error or
+	// access-denied fault (EC2, for one, often does not name the denied action).
+	Message string
+	hits    int
 }
 
 // Inject adds a fault; faults are consulted in the order they were added.

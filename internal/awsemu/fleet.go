@@ -35,7 +35,7 @@ type FleetRequest struct {
 	Overrides            []FleetOverride
 	InstanceTags         map[string]string
 	FleetTags            map[string]string
-	CapacityReservations bool // UsageStrategy use-capacity-reservations-first
+	CapacityReservations bool // UsageStrategy use-capacity-reservations-first: overrides with a reservation go first
 }
 
 // FleetError is one entry of CreateFleet's errorSet.
@@ -169,8 +169,17 @@ func (e *Emulator) orderOverridesLocked(req FleetRequest) []int {
 		strategy = req.SpotStrategy
 	}
 	prioritized := strategy == "prioritized" || strategy == "capacity-optimized-prioritized"
+	reserved := make([]bool, len(req.Overrides))
+	if req.CapacityReservations && req.CapacityType == CapacityOnDemand {
+		for i, o := range req.Overrides {
+			reserved[i] = e.usesReservationLocked(o)
+		}
+	}
 	sort.SliceStable(idx, func(a, b int) bool {
 		oa, ob := req.Overrides[idx[a]], req.Overrides[idx[b]]
+		if reserved[idx[a]] != reserved[idx[b]] {
+			return reserved[idx[a]] // use-capacity-reservations-first
+		}
 		if prioritized && oa.Priority != ob.Priority {
 			return oa.Priority < ob.Priority
 		}

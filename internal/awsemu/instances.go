@@ -40,6 +40,8 @@ type Instance struct {
 	StateSince time.Time
 	// InterruptAt is when a pending spot interruption terminates the instance.
 	InterruptAt time.Time
+	// ReservationID is the Capacity Reservation the instance runs in, if any.
+	ReservationID string
 }
 
 func (i *Instance) clone() Instance {
@@ -82,8 +84,10 @@ func (e *Emulator) setStateLocked(in *Instance, state string, at time.Time) {
 	prev := in.State
 	in.State, in.StateSince = state, at
 	if state == StateShuttingDown {
-		// The capacity goes back to the pool as soon as the instance stops.
-		if p, ok := e.pools[PoolKey{in.InstanceType, in.Zone, in.CapacityType}]; ok {
+		// The capacity goes back to its reservation or pool as soon as the instance stops.
+		if r, ok := e.reservations[in.ReservationID]; ok {
+			r.AvailableInstanceCount++
+		} else if p, ok := e.pools[PoolKey{in.InstanceType, in.Zone, in.CapacityType}]; ok {
 			p.Capacity++
 		}
 	}

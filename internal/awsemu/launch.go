@@ -15,29 +15,64 @@ func (e *Emulator) launchOneLocked(req FleetRequest, o FleetOverride) (id, zone 
 	if _, ok := e.types[o.InstanceType]; !ok {
 		return "", "", fleetErr(o, lc, CodeUnsupported, fmt.Sprintf("instance type %s is not supported", o.InstanceType))
 	}
-	pool, ok := e.pools[PoolKey{o.InstanceType, zone, lc}]
-	if !ok {
-		return "", "", fleetErr(o, lc, CodeUnsupported, fmt.Sprintf("%s is not offered in %s", o.InstanceType, zone))
+	lt := e.lts[o.LaunchTemplateID]
+	cr, ferr := e.reservationForLocked(lc, zone, o, lt)
+	if ferr != nil {
+		return "", "", ferr
 	}
-	if pool.Short || pool.Capacity <= 0 {
-		return "", "", fleetErr(o, lc, CodeInsufficientCapacity,
-			fmt.Sprintf("We currently do not have sufficient %s capacity in the Availability Zone you requested (%s).", o.InstanceType, zone))
+	var pool *Pool
+	if cr == nil {
+		if pool, ferr = e.poolForLocked(o, zone, lc); ferr != nil {
+			return "", "", ferr
+		}
 	}
 	if subnet.AvailableIPs <= 0 {
 		return "", "", fleetErr(o, lc, CodeInsufficientAddress, "There are not enough free addresses in subnet '"+subnet.ID+"' to satisfy the requested number of instances.")
 	}
-	lt := e.lts[o.LaunchTemplateID]
+	image, ferr := e.overrideImageLocked(o, lt, lc)
+	if ferr != nil {
+		return "", "", ferr
+	}
+	if cr != nil {
+		cr.AvailableInstanceCount--
+	} else {
+		pool.Capacity--
+	}
+	subnet.AvailableIPs--
+	in := e.newInstanceLocked(req, o, lt, subnet, image)
+	if cr != nil {
+		in.ReservationID = cr.ID
+	}
+	return in.ID, zone, nil
+}
+
+// overrideImageLocked is the image an override launches: its own, else its template's.
+func (e *Emulator) overrideImageLocked(o FleetOverride, lt *LaunchTemplate, lc string) (string, *FleetError) {
 	image := lt.ImageID
 	if o.ImageID != "" {
 		image = o.ImageID
 	}
 	if _, ok := e.network.images[image]; !ok {
-		return "", "", fleetErr(o, lc, "InvalidAMIID.NotFound", "The image id '["+image+"]' does not exist")
+		return "", fleetErr(o, lc, "InvalidAMIID.NotFound", "The image id '["+image+"]' does not exist")
 	}
-	pool.Capacity--
-	subnet.AvailableIPs--
-	in := e.newInstanceLocked(req, o, lt, subnet, image)
-	return in.ID, zone, nil
+	return image, nil
+}
+
+// poolForLocked returns the pool a launch outside any reservation draws from,
+// or why it cannot: not offered, over the account's vCPU quota, or short.
+func (e *Emulator) poolForLocked(o FleetOverride, zone, lc string) (*Pool, *FleetError) {
+	pool, ok := e.pools[PoolKey{o.InstanceType, zone, lc}]
+	if !ok {
+		return nil, fleetErr(o, lc, CodeUnsupported, fmt.Sprintf("%s is not offered in %s", o.InstanceType, zone))
+	}
+	if ferr := e.quotaErrLocked(o, lc); ferr != nil {
+		return nil, ferr
+	}
+	if pool.Short || pool.Capacity <= 0 {
+		return nil, fleetErr(o, lc, CodeInsufficientCapacity,
+			fmt.Sprintf("We currently do not have sufficient %s capacity in the Availability Zone you requested (%s).", o.InstanceType, zone))
+	}
+	return pool, nil
 }
 
 func (e *Emulator) overrideSubnetLocked(o FleetOverride, lc string) (*Subnet, *FleetError) {

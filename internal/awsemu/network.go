@@ -50,6 +50,11 @@ type LaunchTemplate struct {
 	InstanceTags   map[string]string // TagSpecifications for instances
 	BlockDevices   []BlockDevice
 	CreateTime     time.Time
+	// ReservationPreference is CapacityReservationSpecification's preference:
+	// open (the default), none or capacity-reservations-only.
+	ReservationPreference string
+	// ReservationTarget is the Capacity Reservation the template targets, if any.
+	ReservationTarget string
 }
 
 // BlockDevice is one block device mapping of a launch template.

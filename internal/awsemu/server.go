@@ -106,9 +106,9 @@ func (e *Emulator) applyFault(w http.ResponseWriter, req request, f *Fault) bool
 		if req.service == "ec2" {
 			status = http.StatusServiceUnavailable
 		}
-		e.writeError(w, req, status, code, "Rate exceeded")
+		e.writeError(w, req, status, code, orDefault(f.Message, "Rate exceeded"))
 	case FaultServerError:
-		e.writeError(w, req, http.StatusInternalServerError, "InternalError", "An internal error has occurred")
+		e.writeError(w, req, http.StatusInternalServerError, "InternalError", orDefault(f.Message, "An internal error has occurred"))
 	case FaultAccessDenied:
 		code := "AccessDeniedException"
 		switch req.service {
@@ -117,9 +117,9 @@ func (e *Emulator) applyFault(w http.ResponseWriter, req request, f *Fault) bool
 		case "iam":
 			code = "AccessDenied"
 		}
-		e.writeError(w, req, http.StatusForbidden, code,
+		e.writeError(w, req, http.StatusForbidden, code, orDefault(f.Message,
 			"You are not authorized to perform this operation. User: arn:aws:sts::"+e.cfg.AccountID+
-				":assumed-role/stowage is not authorized to perform: "+iamAction(req)+" because no identity-based policy allows the action")
+				":assumed-role/stowage is not authorized to perform: "+iamAction(req)+" because no identity-based policy allows the action"))
 	default:
 		return false
 	}

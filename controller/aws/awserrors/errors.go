@@ -22,6 +22,18 @@ var capacityCodes = map[string]bool{
 	"ReservationCapacityExceeded":       true,
 }
 
+// CodeReservationCapacityExceeded says a targeted capacity reservation is full.
+const CodeReservationCapacityExceeded = "ReservationCapacityExceeded"
+
+// quotaCodes mean the account's vCPU quota for the instance's class and market
+// is used up: every type of that class fails alike until instances stop or the
+// quota is raised.
+var quotaCodes = map[string]bool{"VcpuLimitExceeded": true, "MaxSpotInstanceCountExceeded": true}
+
+var launchTemplateNotFoundCodes = map[string]bool{
+	"InvalidLaunchTemplateId.NotFound": true, "InvalidLaunchTemplateName.NotFoundException": true,
+}
+
 var notFoundCodes = map[string]bool{
 	"InvalidInstanceID.NotFound":                  true,
 	"InvalidLaunchTemplateId.NotFound":            true,
@@ -55,6 +67,12 @@ func Code(err error) string {
 // fleet's errorSet) means the offering is short of capacity.
 func IsCapacityCode(code string) bool { return capacityCodes[code] }
 
+// IsQuotaCode reports whether an EC2 error code means a vCPU quota is used up.
+func IsQuotaCode(code string) bool { return quotaCodes[code] }
+
+// IsLaunchTemplateNotFound reports whether err says a launch template does not exist.
+func IsLaunchTemplateNotFound(err error) bool { return launchTemplateNotFoundCodes[Code(err)] }
+
 // IsNotFound reports whether err says the resource does not exist.
 func IsNotFound(err error) bool { return notFoundCodes[Code(err)] }
 
@@ -73,15 +91,3 @@ func IsThrottled(err error) bool { return throttleCodes[Code(err)] }
 func IsUnauthorized(err error) bool { return authCodes[Code(err)] }
 
 var actionPattern = regexp.MustCompile(`perform: ([a-z0-9-]+:[A-Za-z0-9]+)`)
-
-// MissingAction names the IAM action an authorisation failure is about, from
-// the error message when AWS names it there, else from the operation that failed.
-func MissingAction(err error, service, operation string) string {
-	var apiErr smithy.APIError
-	if errors.As(err, &apiErr) {
-		if m := actionPattern.FindStringSubmatch(apiErr.ErrorMessage()); m != nil {
-			return m[1]
-		}
-	}
-	return service + ":" + operation
-}

@@ -25,13 +25,17 @@ type Override struct {
 	SubnetID       string
 	LaunchTemplate string // template name
 	Price          float64
+	// ReservationID is the Capacity Reservation a reserved override's template targets.
+	ReservationID string
 }
 
 // LaunchRequest is one instant fleet for one claim.
 type LaunchRequest struct {
-	Claim        string
+	Claim string
+	// CapacityType is reserved, spot or on-demand; a reserved fleet is an
+	// on-demand fleet whose templates target capacity reservations.
 	CapacityType string
-	Overrides    []Override // ranked, cheapest first
+	Overrides    []Override // ranked, cheapest first, at most one per (instance type, subnet)
 	Tags         map[string]string
 }
 
@@ -49,8 +53,9 @@ func (p *Provider) Launch(ctx context.Context, req LaunchRequest) (*Instance, []
 			continue
 		}
 		o := fi.LaunchTemplateAndOverrides.Overrides
+		ov := overrideOf(req, string(o.InstanceType), aws.ToString(o.SubnetId))
 		inst := &Instance{ID: fi.InstanceIds[0], Type: string(o.InstanceType), SubnetID: aws.ToString(o.SubnetId),
-			Zone: zoneOf(req, aws.ToString(o.SubnetId)), CapacityType: req.CapacityType, State: "pending", Tags: req.Tags}
+			Zone: ov.Zone, CapacityType: req.CapacityType, State: "pending", Tags: req.Tags, ReservationID: ov.ReservationID}
 		return inst, short, nil
 	}
 	if len(short) == 0 && len(out.Errors) > 0 {
@@ -60,13 +65,20 @@ func (p *Provider) Launch(ctx context.Context, req LaunchRequest) (*Instance, []
 	return nil, short, nil
 }
 
-func zoneOf(req LaunchRequest, subnetID string) string {
+// overrideOf finds the override a fleet answer is about; the request has at
+// most one per (instance type, subnet).
+func overrideOf(req LaunchRequest, instanceType, subnetID string) Override {
 	for _, o := range req.Overrides {
-		if o.SubnetID == subnetID {
-			return o.Zone
+		if o.InstanceType == instanceType && o.SubnetID == subnetID {
+			return o
 		}
 	}
-	return ""
+	for _, o := range req.Overrides {
+		if o.SubnetID == subnetID {
+			return Override{Zone: o.Zone}
+		}
+	}
+	return Override{}
 }
 
 func shortages(errs []ec2types.CreateFleetError, req LaunchRequest) []cloudprovider.UnavailableOffering {
@@ -78,7 +90,7 @@ func shortages(errs []ec2types.CreateFleetError, req LaunchRequest) []cloudprovi
 		}
 		o := e.LaunchTemplateAndOverrides.Overrides
 		out = append(out, cloudprovider.UnavailableOffering{InstanceType: string(o.InstanceType),
-			Zone: zoneOf(req, aws.ToString(o.SubnetId)), CapacityType: req.CapacityType, Reason: code})
+			Zone: overrideOf(req, string(o.InstanceType), aws.ToString(o.SubnetId)).Zone, CapacityType: req.CapacityType, Reason: code})
 	}
 	return out
 }
@@ -109,15 +121,28 @@ func (p *Provider) fleetInput(req LaunchRequest) *ec2.CreateFleetInput {
 		ClientToken:           aws.String(ClientToken(req.Claim, fp.String())),
 		LaunchTemplateConfigs: configs,
 		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{
-			TotalTargetCapacity: aws.Int32(1), DefaultTargetCapacityType: ec2types.DefaultTargetCapacityType(req.CapacityType)},
+			TotalTargetCapacity: aws.Int32(1), DefaultTargetCapacityType: ec2types.DefaultTargetCapacityTypeOnDemand},
 		TagSpecifications: tagSpecs(req.Tags),
 	}
-	if req.CapacityType == v1alpha1.CapacityTypeSpot {
+	setMarketOptions(in, req.CapacityType)
+	return in
+}
+
+// setMarketOptions sets the fleet's capacity type and allocation strategy: spot
+// price-capacity-optimized, on-demand lowest-price, and reserved as on-demand
+// that uses the capacity reservations its templates target first.
+func setMarketOptions(in *ec2.CreateFleetInput, capacityType string) {
+	switch capacityType {
+	case v1alpha1.CapacityTypeSpot:
+		in.TargetCapacitySpecification.DefaultTargetCapacityType = ec2types.DefaultTargetCapacityTypeSpot
 		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategyPriceCapacityOptimized}
-	} else {
+	case v1alpha1.CapacityTypeReserved:
+		in.OnDemandOptions = &ec2types.OnDemandOptionsRequest{AllocationStrategy: ec2types.FleetOnDemandAllocationStrategyLowestPrice,
+			CapacityReservationOptions: &ec2types.CapacityReservationOptionsRequest{
+				UsageStrategy: ec2types.FleetCapacityReservationUsageStrategyUseCapacityReservationsFirst}}
+	default:
 		in.OnDemandOptions = &ec2types.OnDemandOptionsRequest{AllocationStrategy: ec2types.FleetOnDemandAllocationStrategyLowestPrice}
 	}
-	return in
 }
 
 func tagSpecs(tags map[string]string) []ec2types.TagSpecification {

@@ -23,7 +23,7 @@ import (
 // Tags Stowage puts on every instance.
 const (
 	TagNodePool  = v1alpha1.LabelNodePool
-	TagNodeClaim = v1alpha1.Group + "/nodeclaim"
+	TagNodeClaim = v1alpha1.LabelNodeClaim
 	TagNodeClass = v1alpha1.LabelNodeClass
 	TagName      = "Name"
 )
@@ -43,6 +43,8 @@ type Instance struct {
 	State          string
 	LaunchTime     time.Time
 	Tags           map[string]string
+	// ReservationID is the Capacity Reservation the instance runs in, if any.
+	ReservationID string
 }
 
 // Provider talks to EC2 about instances.
@@ -147,8 +149,11 @@ func fromEC2(i *ec2types.Instance) *Instance {
 	if i.State != nil {
 		in.State = string(i.State.Name)
 	}
-	if i.InstanceLifecycle == ec2types.InstanceLifecycleTypeSpot {
+	switch {
+	case i.InstanceLifecycle == ec2types.InstanceLifecycleTypeSpot:
 		in.CapacityType = v1alpha1.CapacityTypeSpot
+	case i.CapacityReservationId != nil:
+		in.CapacityType, in.ReservationID = v1alpha1.CapacityTypeReserved, aws.ToString(i.CapacityReservationId)
 	}
 	for _, g := range i.SecurityGroups {
 		in.SecurityGroups = append(in.SecurityGroups, aws.ToString(g.GroupId))

@@ -129,9 +129,12 @@ func addAccelerators(info *catalogue.Info, t *ec2types.InstanceTypeInfo) {
 		}
 	}
 	if t.NeuronInfo != nil && len(t.NeuronInfo.NeuronDevices) > 0 {
+		// Neuron devices are AWS's Inferentia and Trainium chips; EC2 does not
+		// name their manufacturer as it does a GPU's.
 		d := t.NeuronInfo.NeuronDevices[0]
 		info.AcceleratorCount = int64(aws.ToInt32(d.Count))
 		info.AcceleratorName = strings.ToLower(aws.ToString(d.Name))
+		info.AcceleratorManufacturer = "aws"
 	}
 }
 

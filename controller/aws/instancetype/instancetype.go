@@ -17,6 +17,7 @@ import (
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/aws/cache"
+	"github.com/stowage-dev/stowage/controller/aws/capacityreservation"
 	"github.com/stowage-dev/stowage/controller/aws/pricing"
 	"github.com/stowage-dev/stowage/controller/aws/sdk"
 	"github.com/stowage-dev/stowage/controller/catalogue"
@@ -40,12 +41,13 @@ func (q Query) key() string {
 // Provider serves instance types from the last discovery, refreshed by
 // Refresh; reads never call AWS once a first discovery has succeeded.
 type Provider struct {
-	ec2         sdk.EC2API
-	prices      *pricing.Provider
-	unavailable *cache.Unavailable
-	region      string
-	clk         clock.Clock
-	log         hclog.Logger
+	ec2          sdk.EC2API
+	prices       *pricing.Provider
+	reservations *capacityreservation.Provider
+	unavailable  *cache.Unavailable
+	region       string
+	clk          clock.Clock
+	log          hclog.Logger
 
 	cur     atomic.Pointer[discovered]
 	version atomic.Uint64
@@ -56,14 +58,17 @@ type Provider struct {
 }
 
 type builtList struct {
-	stamp     [3]uint64 // discovery version, price version, shortage seq
+	stamp     [4]uint64 // discovery version, price version, reservation version, shortage seq
 	expiresAt time.Time // when the first shortage it reflects lapses
 	types     []*cloudprovider.InstanceType
 }
 
-// NewProvider returns a provider with nothing discovered yet.
-func NewProvider(ec2API sdk.EC2API, prices *pricing.Provider, unavailable *cache.Unavailable, region string, clk clock.Clock, log hclog.Logger) *Provider {
-	return &Provider{ec2: ec2API, prices: prices, unavailable: unavailable, region: region, clk: clk, log: log, built: map[string]*builtList{}}
+// NewProvider returns a provider with nothing discovered yet. Prices and
+// reservations are refreshed by their owners; this provider reads them.
+func NewProvider(ec2API sdk.EC2API, prices *pricing.Provider, reservations *capacityreservation.Provider, unavailable *cache.Unavailable,
+	region string, clk clock.Clock, log hclog.Logger) *Provider {
+	return &Provider{ec2: ec2API, prices: prices, reservations: reservations, unavailable: unavailable, region: region, clk: clk, log: log,
+		built: map[string]*builtList{}}
 }
 
 // Refresh rediscovers types and offerings and swaps them in; on error the
@@ -95,6 +100,11 @@ func (p *Provider) ensure(ctx context.Context) error {
 			p.log.Warn("pricing from the built-in table", "error", err)
 		}
 	}
+	if p.reservations.Version() == 0 {
+		if err := p.reservations.Refresh(ctx); err != nil {
+			p.log.Warn("no reserved offerings until capacity reservations can be listed", "error", err)
+		}
+	}
 	return p.Refresh(ctx)
 }
 
@@ -105,7 +115,7 @@ func (p *Provider) List(ctx context.Context, q Query) ([]*cloudprovider.Instance
 	if err := p.ensure(ctx); err != nil {
 		return nil, fmt.Errorf("listing instance types: %w", err)
 	}
-	stamp := [3]uint64{p.version.Load(), p.prices.Version(), p.unavailable.Seq()}
+	stamp := [4]uint64{p.version.Load(), p.prices.Version(), p.reservations.Version(), p.unavailable.Seq()}
 	key := q.key()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -143,7 +153,7 @@ func (p *Provider) build(q Query) []*cloudprovider.InstanceType {
 }
 
 func (p *Provider) offerings(info catalogue.Info, typeZones, classZones []string) cloudprovider.Offerings {
-	var ofs cloudprovider.Offerings
+	ofs := p.reserved(info.Name, classZones)
 	for _, zone := range classZones {
 		if !slices.Contains(typeZones, zone) {
 			continue
@@ -152,6 +162,23 @@ func (p *Provider) offerings(info catalogue.Info, typeZones, classZones []string
 			ofs = append(ofs, p.offering(info.Name, zone, v1alpha1.CapacityTypeSpot, spot))
 		}
 		ofs = append(ofs, p.offering(info.Name, zone, v1alpha1.CapacityTypeOnDemand, info.OnDemandPrice))
+	}
+	return ofs
+}
+
+// reserved lists one offering per capacity reservation of the type in the
+// class's zones. Its price is 0: a reservation is paid for whether or not an
+// instance runs in it, so launching into it costs nothing more.
+func (p *Provider) reserved(name string, classZones []string) cloudprovider.Offerings {
+	var ofs cloudprovider.Offerings
+	for _, r := range p.reservations.ForType(name) {
+		if !slices.Contains(classZones, r.Zone) {
+			continue
+		}
+		o := p.offering(name, r.Zone, v1alpha1.CapacityTypeReserved, 0)
+		o.Available = o.Available && r.Available > 0
+		o.ReservationID, o.ReservationCapacity = r.ID, r.Available
+		ofs = append(ofs, o)
 	}
 	return ofs
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/hashicorp/go-hclog"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/clock"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
@@ -38,6 +39,10 @@ type Config struct {
 	BlockDevices    []v1alpha1.BlockDeviceMapping
 	Tags            map[string]string
 	Monitoring      bool
+	// CapacityReservationID makes launches target that reservation (reserved
+	// offerings); without it the template opts out of open reservations, so that
+	// a spot or on-demand launch never silently takes reserved capacity.
+	CapacityReservationID string
 }
 
 // hash is stable for equal configurations.
@@ -144,7 +149,23 @@ func templateData(cfg Config) *ec2types.RequestLaunchTemplateData {
 			{ResourceType: ec2types.ResourceTypeInstance, Tags: tags}, {ResourceType: ec2types.ResourceTypeVolume, Tags: tags}}
 	}
 	d.BlockDeviceMappings = blockDevices(cfg.BlockDevices)
+	d.CapacityReservationSpecification = &ec2types.LaunchTemplateCapacityReservationSpecificationRequest{
+		CapacityReservationPreference: ec2types.CapacityReservationPreferenceNone}
+	if cfg.CapacityReservationID != "" {
+		d.CapacityReservationSpecification = &ec2types.LaunchTemplateCapacityReservationSpecificationRequest{
+			CapacityReservationTarget: &ec2types.CapacityReservationTarget{CapacityReservationId: aws.String(cfg.CapacityReservationID)}}
+	}
 	return d
+}
+
+// VolumeGiB is an EBS volume size in whole GiB, rounded up (EBS sizes volumes
+// in GiB: 100Gi is 100, 100G is 94); 0 when unset.
+func VolumeGiB(q *resource.Quantity) int64 {
+	if q == nil || q.Sign() <= 0 {
+		return 0
+	}
+	const gib = int64(1) << 30
+	return (q.Value() + gib - 1) / gib
 }
 
 func blockDevices(bdms []v1alpha1.BlockDeviceMapping) []ec2types.LaunchTemplateBlockDeviceMappingRequest {
@@ -155,7 +176,7 @@ func blockDevices(bdms []v1alpha1.BlockDeviceMapping) []ec2types.LaunchTemplateB
 			m.Ebs = &ec2types.LaunchTemplateEbsBlockDeviceRequest{Encrypted: e.Encrypted, DeleteOnTermination: e.DeleteOnTermination,
 				KmsKeyId: e.KMSKeyID, SnapshotId: e.SnapshotID}
 			if e.VolumeSize != nil {
-				m.Ebs.VolumeSize = aws.Int32(int32(e.VolumeSize.ScaledValue(30))) //nolint:gosec // GiB fit in int32
+				m.Ebs.VolumeSize = aws.Int32(int32(VolumeGiB(e.VolumeSize))) //nolint:gosec // at most 64 TiB, validated
 			}
 			if e.VolumeType != nil {
 				m.Ebs.VolumeType = ec2types.VolumeType(*e.VolumeType)
@@ -173,7 +194,9 @@ func blockDevices(bdms []v1alpha1.BlockDeviceMapping) []ec2types.LaunchTemplateB
 }
 
 // DeleteUnused deletes this cluster's templates that no launch has used for
-// idle (including ones this process never used), and returns how many it deleted.
+// idle, and returns how many it deleted. A template this process has not used
+// (one an earlier process made) counts as used when first seen here, so that a
+// restart reuses the templates still in use instead of recreating them.
 func (p *Provider) DeleteUnused(ctx context.Context, idle time.Duration) (int, error) {
 	in := &ec2.DescribeLaunchTemplatesInput{Filters: []ec2types.Filter{{Name: aws.String("tag:" + TagCluster), Values: []string{p.cluster}}}}
 	deleted := 0
@@ -185,18 +208,34 @@ func (p *Provider) DeleteUnused(ctx context.Context, idle time.Duration) (int, e
 		}
 		for _, lt := range page.LaunchTemplates {
 			name := aws.ToString(lt.LaunchTemplateName)
-			p.mu.Lock()
-			used, ok := p.lastUsed[name]
-			p.mu.Unlock()
-			if ok && p.clk.Since(used) < idle {
+			if !p.idle(name, idle) {
 				continue
 			}
 			if _, err := p.ec2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: aws.String(name)}); awserrors.IgnoreNotFound(err) != nil {
 				return deleted, fmt.Errorf("deleting launch template %s: %w", name, err)
 			}
-			p.forget(name)
+			p.log.Debug("deleted unused launch template", "launch_template", name)
 			deleted++
 		}
 	}
 	return deleted, nil
+}
+
+// idle reports whether a template has gone unused for d and, if so, forgets it,
+// so that a launch from now on checks EC2 (and recreates it) rather than
+// trusting memory. A launch that picked the name just before is covered by the
+// launch path, which recreates a template EC2 reports missing.
+func (p *Provider) idle(name string, d time.Duration) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	used, ok := p.lastUsed[name]
+	if !ok {
+		p.lastUsed[name] = p.clk.Now()
+		return false
+	}
+	if p.clk.Since(used) < d {
+		return false
+	}
+	delete(p.lastUsed, name)
+	return true
 }

@@ -1,0 +1,71 @@
+package aws
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// The background loops Start runs, as Options.Observe names them.
+const (
+	LoopRefresh          = "refresh"
+	LoopLaunchTemplateGC = "launch-template-gc"
+)
+
+// Start runs the background loops until ctx ends, then returns nil: the
+// catalogue refresh (instance types, offerings, prices, capacity reservations)
+// every Options.RefreshInterval and the launch template GC every
+// Options.GCInterval, each once straight away. Launches never wait for them:
+// they read the last catalogue, which each refresh replaces atomically.
+func (c *CloudProvider) Start(ctx context.Context) error {
+	var wg sync.WaitGroup
+	wg.Go(func() { c.every(ctx, LoopRefresh, c.opts.RefreshInterval, c.Refresh) })
+	wg.Go(func() {
+		c.every(ctx, LoopLaunchTemplateGC, c.opts.GCInterval, func(ctx context.Context) error {
+			_, err := c.GarbageCollectLaunchTemplates(ctx)
+			return err
+		})
+	})
+	wg.Wait()
+	return nil
+}
+
+// every runs fn now and then every interval on the clock until ctx ends. Each
+// pass is due an interval after the previous one was due, so the time a pass
+// takes does not push the schedule back; a pass that comes due while the
+// previous one still runs starts when it ends (once, however late).
+func (c *CloudProvider) every(ctx context.Context, loop string, interval time.Duration, fn func(context.Context) error) {
+	due := c.opts.Clock.Now()
+	for ctx.Err() == nil {
+		err := fn(ctx)
+		if err != nil && ctx.Err() == nil {
+			c.log.Warn("background pass failed", "loop", loop, "error", err)
+		}
+		if c.opts.Observe != nil {
+			c.opts.Observe(loop, err)
+		}
+		due = due.Add(interval)
+		if now := c.opts.Clock.Now(); due.Before(now) {
+			due = now
+		}
+		if !c.waitUntil(ctx, due) {
+			return
+		}
+	}
+}
+
+// waitUntil waits on the clock until t; false when ctx ends first.
+func (c *CloudProvider) waitUntil(ctx context.Context, t time.Time) bool {
+	d := t.Sub(c.opts.Clock.Now())
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := c.opts.Clock.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C():
+		return true
+	}
+}
