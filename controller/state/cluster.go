@@ -130,12 +130,37 @@ func (c *Cluster) Nominate(pod *corev1.Pod, target string) {
 	c.nominations[key(pod)] = target
 }
 
-// IsNominated reports whether pod is nominated to a NodeClaim or node.
+// IsNominated reports whether pod is nominated to a NodeClaim or node, and
+// the nomination is live (see nominationLive).
 func (c *Cluster) IsNominated(pod *corev1.Pod) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	_, ok := c.nominations[key(pod)]
-	return ok
+	target, ok := c.nominations[key(pod)]
+	return ok && c.nominationLive(target)
+}
+
+// NominationGrace is how long a nominated pod may stay unbound once its
+// target's Node is Ready: kube-scheduler has had its chance, and the node may
+// have filled with other pods, so the pod counts as needing capacity again.
+const NominationGrace = 10 * time.Second
+
+// nominationLive reports whether a nomination to target still holds: until
+// the target's Node has been Ready for NominationGrace. c.mu is held.
+func (c *Cluster) nominationLive(target string) bool {
+	k, ok := c.claimKeys[target]
+	if !ok {
+		k = c.nodeKeys[target]
+	}
+	n := c.nodes[k]
+	if n == nil || n.node == nil {
+		return true
+	}
+	for _, cond := range n.node.Status.Conditions {
+		if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue && !cond.LastTransitionTime.IsZero() {
+			return c.clk.Since(cond.LastTransitionTime.Time) < NominationGrace
+		}
+	}
+	return true
 }
 
 // PendingPods returns the pods not bound to a node, not finished and not being
@@ -199,7 +224,7 @@ func (c *Cluster) stateNodes() []*scheduler.StateNode {
 		case isTerminal(p):
 		case p.Spec.NodeName != "":
 			bound[p.Spec.NodeName] = append(bound[p.Spec.NodeName], p)
-		case c.nominations[key(p)] != "":
+		case c.nominations[key(p)] != "" && c.nominationLive(c.nominations[key(p)]):
 			target := c.nominations[key(p)]
 			nominated[target] = append(nominated[target], p)
 		}

@@ -245,3 +245,25 @@ func TestSyncedWaitsForTheInformerToSeeACreatedClaim(t *testing.T) {
 		return nil
 	})
 }
+
+func TestNominationExpiresOnceTheNodeHasBeenReady(t *testing.T) {
+	clk := clocktesting.NewFakeClock(statetest.Epoch)
+	c := state.NewCluster(clk)
+	c.UpdateNodeClaim(claim("default-abcde", "aws:///us-east-1a/i-1"))
+	web := statetest.Unschedulable(statetest.Pod("ns", "web", "1", "1Gi"))
+	c.UpdatePod(web)
+	c.Nominate(web, "default-abcde")
+	node := statetest.Node("ip-10-0-0-1", "aws:///us-east-1a/i-1", "4", "16Gi")
+	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(clk.Now())}}
+	c.UpdateNode(node)
+	clk.Step(state.NominationGrace - time.Second)
+	if !c.IsNominated(web) {
+		t.Fatal("nomination expired before kube-scheduler had its grace period")
+	}
+	expectNodes(t, c.Snapshot(nil, nil), "ip-10-0-0-1[web]")
+	clk.Step(time.Second)
+	if c.IsNominated(web) {
+		t.Fatal("pod still nominated to a node that has been Ready for the whole grace period")
+	}
+	expectNodes(t, c.Snapshot(nil, nil), "ip-10-0-0-1[]")
+}

@@ -1,0 +1,136 @@
+package simulate
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/catalogue"
+	"github.com/stowage-dev/stowage/internal/awsemu"
+)
+
+// registerNodes is the kubelets' part: every instance whose boot time has
+// passed registers a Ready Node with its provider id, the well-known labels
+// and the labels and taints its user data gives it.
+func (w *world) registerNodes(ctx context.Context) error {
+	now := w.clk.Now()
+	for _, in := range w.sortedInstances() {
+		if in.node != "" || now.Before(in.readyAt) {
+			continue
+		}
+		if cur, ok := w.emu.Instance(in.id); !ok || cur.State != awsemu.StateRunning {
+			continue
+		}
+		node, err := w.nodeFor(in)
+		if err != nil {
+			return err
+		}
+		if err := w.kube.Create(ctx, node); err != nil {
+			return fmt.Errorf("registering node %s: %w", node.Name, err)
+		}
+		in.node = node.Name
+		w.dirty = true
+	}
+	return nil
+}
+
+func (w *world) nodeFor(in *simInstance) (*corev1.Node, error) {
+	info, ok := w.infos[in.instanceType]
+	if !ok {
+		return nil, fmt.Errorf("instance %s: type %s is not in the catalogue", in.id, in.instanceType)
+	}
+	it := catalogue.NewInstanceType(info, catalogue.Options{Region: w.s.region(), Zones: w.s.zones()}, nil)
+	cur, _ := w.emu.Instance(in.id)
+	name := "ip-" + strings.ReplaceAll(cur.PrivateIP, ".", "-") + ".ec2.internal"
+	labels := map[string]string{
+		corev1.LabelHostname:           name,
+		corev1.LabelInstanceTypeStable: in.instanceType,
+		corev1.LabelTopologyZone:       in.zone,
+		corev1.LabelTopologyRegion:     w.s.region(),
+		corev1.LabelArchStable:         info.Arch,
+		corev1.LabelOSStable:           "linux",
+		v1alpha1.LabelCapacityType:     in.capacityType,
+	}
+	maps.Copy(labels, in.labels)
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, CreationTimestamp: metav1.NewTime(w.clk.Now())},
+		Spec:       corev1.NodeSpec{ProviderID: fmt.Sprintf("aws:///%s/%s", in.zone, in.id), Taints: in.taints},
+		Status: corev1.NodeStatus{
+			Capacity:    resourceList(it.Capacity.List()),
+			Allocatable: resourceList(it.Allocatable().List()),
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+				LastTransitionTime: metav1.NewTime(w.clk.Now())}},
+		},
+	}
+	return node, nil
+}
+
+func resourceList(rl corev1.ResourceList) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for k, v := range rl {
+		out[k] = v.DeepCopy()
+	}
+	if _, ok := out[corev1.ResourcePods]; !ok {
+		out[corev1.ResourcePods] = resource.MustParse("110")
+	}
+	return out
+}
+
+// startPods is the kubelets' other part: a bound pod runs after its start-up
+// time; a Job's pod then finishes after its run time.
+func (w *world) startPods() {
+	now := w.clk.Now()
+	for _, sp := range w.sortedPods() {
+		if sp.bound.IsZero() || sp.running || now.Before(sp.runningAt) {
+			continue
+		}
+		sp.running = true
+		w.out.podRunning(sp.tier, sp.runningAt.Sub(sp.created))
+		if sp.workload != nil && sp.workload.spec.Job != "" {
+			sp.finishAt = sp.runningAt.Add(sp.workload.spec.RunFor.Duration)
+		}
+	}
+}
+
+// reapInstances is the cloud controller manager's part: the Node of an
+// instance that has terminated is deleted, and the pods still running on it
+// are lost with it.
+func (w *world) reapInstances(ctx context.Context) error {
+	for _, id := range slices.Sorted(maps.Keys(w.terminating)) {
+		cur, ok := w.emu.Instance(id)
+		if ok && cur.State != awsemu.StateTerminated && cur.State != awsemu.StateShuttingDown {
+			continue
+		}
+		delete(w.terminating, id)
+		in, tracked := w.instances[id]
+		if !tracked {
+			continue
+		}
+		delete(w.instances, in.id)
+		w.out.terminated++
+		w.out.instanceGone(in, w.clk.Now())
+		if in.node == "" {
+			continue
+		}
+		for _, sp := range w.sortedPods() {
+			if sp.node == in.node {
+				w.out.lost++
+				if err := w.deletePod(ctx, sp); err != nil {
+					return err
+				}
+			}
+		}
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: in.node}}
+		if err := w.kube.Delete(ctx, node); client404(err) != nil {
+			return fmt.Errorf("deleting node %s: %w", in.node, err)
+		}
+	}
+	return nil
+}

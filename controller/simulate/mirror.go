@@ -1,0 +1,117 @@
+package simulate
+
+import (
+	"cmp"
+	"fmt"
+	"reflect"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// mirror keeps a typed copy of every stored object, so that reads (the
+// controllers' Gets and indexed Lists) cost a deep copy instead of the fake
+// client's JSON round trip. Writes still go through the fake client, which
+// owns resource versions, finalizers and patches; after each write the mirror
+// takes the stored result.
+type mirror struct {
+	// item type -> namespace/name -> object
+	objects map[reflect.Type]map[string]client.Object
+	// item type -> field -> extractor, as the controllers indexed them
+	indexes map[reflect.Type]map[string]client.IndexerFunc
+}
+
+func newMirror() *mirror {
+	return &mirror{objects: map[reflect.Type]map[string]client.Object{}, indexes: map[reflect.Type]map[string]client.IndexerFunc{}}
+}
+
+func (m *mirror) index(obj client.Object, field string, fn client.IndexerFunc) {
+	t := reflect.TypeOf(obj)
+	if m.indexes[t] == nil {
+		m.indexes[t] = map[string]client.IndexerFunc{}
+	}
+	m.indexes[t][field] = fn
+}
+
+func mirrorKey(obj client.Object) string { return obj.GetNamespace() + "/" + obj.GetName() }
+
+func (m *mirror) put(obj client.Object) {
+	t := reflect.TypeOf(obj)
+	if m.objects[t] == nil {
+		m.objects[t] = map[string]client.Object{}
+	}
+	m.objects[t][mirrorKey(obj)] = obj.DeepCopyObject().(client.Object)
+}
+
+func (m *mirror) remove(obj client.Object) {
+	delete(m.objects[reflect.TypeOf(obj)], mirrorKey(obj))
+}
+
+// get copies the stored object into obj.
+func (m *mirror) get(key client.ObjectKey, obj client.Object) error {
+	stored, ok := m.objects[reflect.TypeOf(obj)][key.Namespace+"/"+key.Name]
+	if !ok {
+		gvk := obj.GetObjectKind().GroupVersionKind()
+		return apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: fmt.Sprintf("%T", obj)}, key.Name)
+	}
+	reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(stored.DeepCopyObject()).Elem())
+	return nil
+}
+
+// list fills list with the stored items that match the options, sorted by
+// namespace and name.
+func (m *mirror) list(list client.ObjectList, opts ...client.ListOption) error {
+	lo := (&client.ListOptions{}).ApplyOptions(opts)
+	itemsPtr, err := meta.GetItemsPtr(list)
+	if err != nil {
+		return err
+	}
+	items := reflect.ValueOf(itemsPtr).Elem()
+	itemType := reflect.PointerTo(items.Type().Elem())
+	var matched []client.Object
+	for _, obj := range m.objects[itemType] {
+		if ok, err := m.matches(itemType, obj, lo); err != nil {
+			return err
+		} else if ok {
+			matched = append(matched, obj)
+		}
+	}
+	slices.SortFunc(matched, func(a, b client.Object) int {
+		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
+	})
+	out := reflect.MakeSlice(items.Type(), len(matched), len(matched))
+	for i, obj := range matched {
+		out.Index(i).Set(reflect.ValueOf(obj.DeepCopyObject()).Elem())
+	}
+	items.Set(out)
+	return nil
+}
+
+func (m *mirror) matches(t reflect.Type, obj client.Object, lo *client.ListOptions) (bool, error) {
+	if lo.Namespace != "" && obj.GetNamespace() != lo.Namespace {
+		return false, nil
+	}
+	if lo.LabelSelector != nil && !lo.LabelSelector.Matches(labels.Set(obj.GetLabels())) {
+		return false, nil
+	}
+	if lo.FieldSelector == nil || lo.FieldSelector.Empty() {
+		return true, nil
+	}
+	for _, req := range lo.FieldSelector.Requirements() {
+		fn, ok := m.indexes[t][req.Field]
+		if !ok {
+			return false, fmt.Errorf("listing %s by field %s: no index", t, req.Field)
+		}
+		if !slices.Contains(fn(obj), req.Value) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+var _ runtime.Object = client.Object(nil)

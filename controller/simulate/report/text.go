@@ -1,0 +1,145 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// TextWidth is the widest line WriteText prints.
+const TextWidth = 100
+
+// textListLimit is how many fallbacks, interruptions or consolidations the
+// text summary lists per system; the HTML and JSON reports list them all.
+const textListLimit = 10
+
+const (
+	labelWidth  = 32
+	valueWidth  = 22
+	tierWidth   = 12
+	tierBlock   = 43 // pods 6, three percentiles of 9, max pending 9, gap 1
+	summaryCols = 3
+	tierCols    = 2
+)
+
+// WriteText writes the terminal summary: headline figures and time to Running
+// per tier with systems side by side, then each system's fallbacks,
+// interruptions and consolidations. No line is wider than TextWidth.
+func WriteText(w io.Writer, r *Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\n", fit(fmt.Sprintf("Scenario %s, seed %d: %s from %s, sampled every %s",
+		r.Scenario, r.Seed, formatDuration(r.Duration), formatTime(r.Start), formatDuration(r.Step)), TextWidth))
+	for i := 0; i < len(r.Systems); i += summaryCols {
+		writeSummary(&b, r, i, min(i+summaryCols, len(r.Systems)))
+	}
+	for i := 0; i < len(r.Systems); i += tierCols {
+		writeTiers(&b, r, i, min(i+tierCols, len(r.Systems)))
+	}
+	for i := range r.Systems {
+		writeEvents(&b, r, &r.Systems[i])
+	}
+	_, err := io.WriteString(w, trimLines(b.String()))
+	return err
+}
+
+// trimLines drops the spaces column padding leaves at the ends of lines.
+func trimLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func writeSummary(b *strings.Builder, r *Report, from, to int) {
+	b.WriteString(pad("", labelWidth))
+	for _, s := range r.Systems[from:to] {
+		b.WriteString(pad(s.Name, valueWidth))
+	}
+	b.WriteString("\n")
+	for _, rw := range summaryRows(r) {
+		b.WriteString(pad(rw.Label, labelWidth))
+		for _, v := range rw.Values[from:to] {
+			b.WriteString(pad(v, valueWidth))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+func writeTiers(b *strings.Builder, r *Report, from, to int) {
+	b.WriteString("Time to Running\n" + pad("", tierWidth))
+	for _, s := range r.Systems[from:to] {
+		b.WriteString(" " + banner(s.Name, tierBlock-1))
+	}
+	b.WriteString("\n" + pad("tier", tierWidth))
+	for range r.Systems[from:to] {
+		fmt.Fprintf(b, "%7s%9s%9s%9s%9s", "pods", "p50", "p95", "p99", "max pend")
+	}
+	b.WriteString("\n")
+	for _, tr := range tierRows(r) {
+		b.WriteString(pad(tr.Tier, tierWidth))
+		for _, c := range tr.Cells[from:to] {
+			fmt.Fprintf(b, "%7s%9s%9s%9s%9s", fit(c.Pods, 6), c.P50, c.P95, c.P99, fit(c.MaxPending, 8))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+func writeEvents(b *strings.Builder, r *Report, s *System) {
+	writeList(b, fmt.Sprintf("Fallbacks, %s (%d)", s.Name, len(s.Fallbacks)), len(s.Fallbacks), func(i int) string {
+		f := s.Fallbacks[i]
+		return fmt.Sprintf("%s  %s short -> %s", formatOffset(f.At, r.Start), f.Short, f.Chosen)
+	})
+	writeList(b, fmt.Sprintf("Interruptions, %s (%d; pods lost %d)", s.Name, len(s.Interruptions), s.PodsLost()), len(s.Interruptions), func(i int) string {
+		in := s.Interruptions[i]
+		ready := "no replacement Ready"
+		if d, ok := in.NoticeToReady(); ok {
+			ready = "replacement Ready after " + formatDuration(d)
+		}
+		return fmt.Sprintf("%s  %s %s, %s, pods lost %d", formatOffset(in.Notice, r.Start), in.Instance.Name, in.Instance.Offering, ready, in.PodsLost)
+	})
+	writeList(b, fmt.Sprintf("Consolidations, %s (%d; %s/h saved)", s.Name, len(s.Consolidations), formatMoney(s.SavingsPerHour())), len(s.Consolidations), func(i int) string {
+		c := s.Consolidations[i]
+		return fmt.Sprintf("%s  %s: removed %d, launched %d, saves %s/h", formatOffset(c.At, r.Start), c.Method, len(c.Removed), len(c.Replacements), formatMoney(c.SavingsPerHour))
+	})
+}
+
+// writeList writes a title and up to textListLimit lines, then how many were left out.
+func writeList(b *strings.Builder, title string, n int, line func(int) string) {
+	if n == 0 {
+		return
+	}
+	b.WriteString(fit(title, TextWidth) + "\n")
+	for i := range min(n, textListLimit) {
+		b.WriteString(fit("  "+line(i), TextWidth) + "\n")
+	}
+	if n > textListLimit {
+		fmt.Fprintf(b, "  ... %d more in the HTML and JSON reports\n", n-textListLimit)
+	}
+	b.WriteString("\n")
+}
+
+// fit cuts s to at most width characters, marking a cut with "...".
+func fit(s string, width int) string {
+	if utf8.RuneCountInString(s) <= width {
+		return s
+	}
+	return string([]rune(s)[:width-3]) + "..."
+}
+
+// pad fits s into a column of width characters, one of them a trailing space.
+func pad(s string, width int) string {
+	s = fit(s, width-1)
+	return s + strings.Repeat(" ", width-utf8.RuneCountInString(s))
+}
+
+// banner centres name in a run of dashes width characters wide.
+func banner(name string, width int) string {
+	name = " " + fit(name, width-6) + " "
+	left := (width - utf8.RuneCountInString(name)) / 2
+	right := width - utf8.RuneCountInString(name) - left
+	return strings.Repeat("-", left) + name + strings.Repeat("-", right)
+}

@@ -1,0 +1,408 @@
+// Package simulate replays a scenario (workloads over time, a capacity model,
+// spot interruptions) against the real provisioning and NodeClaim lifecycle
+// code on a virtual clock, wired to an in-memory cluster and the AWS emulator's
+// capacity model in process, and reports scheduling latency, cost and every
+// fallback, side by side with a Cluster Autoscaler model.
+package simulate
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+)
+
+// ScenarioKind and ScenarioAPIVersion identify the scenario document of a file.
+const (
+	ScenarioKind       = "Scenario"
+	ScenarioAPIVersion = "simulate.stowage.dev/v1alpha1"
+)
+
+// Scenario is one file: the timeline document plus the Kubernetes objects it
+// replays (the NodePools and NodeClasses the Terraform provider writes, and the
+// workloads as Deployments, Jobs and DaemonSets).
+type Scenario struct {
+	Name string
+	Spec ScenarioSpec
+
+	NodePools   []*v1alpha1.NodePool
+	NodeClasses []*v1alpha1.NodeClass
+	Deployments []*appsv1.Deployment
+	Jobs        []*batchv1.Job
+	DaemonSets  []*appsv1.DaemonSet
+}
+
+// ScenarioSpec is the timeline.
+type ScenarioSpec struct {
+	// Duration is how much virtual time to replay.
+	Duration metav1.Duration `json:"duration"`
+	// Seed drives every random draw (boot times, interruptions, names); --seed overrides it.
+	Seed int64 `json:"seed,omitempty"`
+	// Region and Zones are the simulated AWS region and its zones.
+	Region string   `json:"region,omitempty"`
+	Zones  []string `json:"zones,omitempty"`
+	// SampleEvery is the report's time-series step; 1m when zero.
+	SampleEvery metav1.Duration `json:"sampleEvery,omitempty"`
+	// Workloads give each Deployment its replica curve and each Job its start.
+	Workloads []Workload `json:"workloads"`
+	// Capacity lists shortage windows per offering.
+	Capacity []CapacityWindow `json:"capacity,omitempty"`
+	// Interruptions of spot instances.
+	Interruptions Interruptions `json:"interruptions,omitempty"`
+	// Boot is the time from launch to a Ready node, per AMI family (al2023,
+	// bottlerocket); "default" covers the rest.
+	Boot map[string]DurationRange `json:"boot,omitempty"`
+	// PodStartup is the time from binding to Running.
+	PodStartup DurationRange `json:"podStartup,omitempty"`
+	// ClusterAutoscaler describes the node groups of the --compare cas baseline.
+	ClusterAutoscaler *ClusterAutoscaler `json:"clusterAutoscaler,omitempty"`
+}
+
+// Workload names one Deployment or Job of the file and says how it changes.
+type Workload struct {
+	// Deployment or Job names the object (namespace/name, or name in default).
+	Deployment string `json:"deployment,omitempty"`
+	Job        string `json:"job,omitempty"`
+	// Tier groups workloads in the report; the object's name when empty.
+	Tier string `json:"tier,omitempty"`
+	// Replicas is a Deployment's curve: each point sets the count at At,
+	// reached linearly over Over (a step when Over is zero).
+	Replicas []ReplicaPoint `json:"replicas,omitempty"`
+	// At is when a Job is created; RunFor how long each of its pods runs.
+	At     metav1.Duration `json:"at,omitempty"`
+	RunFor metav1.Duration `json:"runFor,omitempty"`
+}
+
+// ReplicaPoint is one point of a replica curve.
+type ReplicaPoint struct {
+	At    metav1.Duration `json:"at"`
+	Count int32           `json:"count"`
+	Over  metav1.Duration `json:"over,omitempty"`
+}
+
+// CapacityWindow sets how many instances one offering can start, from From
+// until Until (the end of the run when zero).
+type CapacityWindow struct {
+	InstanceType string          `json:"instanceType"`
+	Zone         string          `json:"zone"`
+	CapacityType string          `json:"capacityType"`
+	Available    int             `json:"available"`
+	From         metav1.Duration `json:"from,omitempty"`
+	Until        metav1.Duration `json:"until,omitempty"`
+}
+
+// Interruptions are spot interruptions: a rate per spot instance-hour, and
+// scripted ones.
+type Interruptions struct {
+	SpotRatePerHour float64                `json:"spotRatePerHour,omitempty"`
+	Scripted        []ScriptedInterruption `json:"scripted,omitempty"`
+}
+
+// ScriptedInterruption interrupts the oldest running spot instance matching
+// its type and zone (any when empty) at At.
+type ScriptedInterruption struct {
+	At           metav1.Duration `json:"at"`
+	InstanceType string          `json:"instanceType,omitempty"`
+	Zone         string          `json:"zone,omitempty"`
+}
+
+// DurationRange draws a duration uniformly in [Min, Max].
+type DurationRange struct {
+	Min metav1.Duration `json:"min"`
+	Max metav1.Duration `json:"max"`
+}
+
+// ClusterAutoscaler is the baseline's configuration: its node groups, each of
+// one instance type.
+type ClusterAutoscaler struct {
+	NodeGroups []NodeGroup `json:"nodeGroups"`
+}
+
+// NodeGroup is one Auto Scaling group as Cluster Autoscaler sees it.
+type NodeGroup struct {
+	Name         string            `json:"name"`
+	InstanceType string            `json:"instanceType"`
+	Zones        []string          `json:"zones"`
+	CapacityType string            `json:"capacityType,omitempty"`
+	Min          int               `json:"min,omitempty"`
+	Max          int               `json:"max"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Taints       []corev1.Taint    `json:"taints,omitempty"`
+	// AMIFamily picks the boot time; al2023 when empty.
+	AMIFamily string `json:"amiFamily,omitempty"`
+}
+
+// scenarioDocument is the Scenario document as written.
+type scenarioDocument struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              ScenarioSpec `json:"spec"`
+}
+
+// ReadScenario parses a scenario file strictly: an unknown kind or field, a
+// duplicate object, or an invalid value is an error naming the document, the
+// object and the field.
+func ReadScenario(r io.Reader) (*Scenario, error) {
+	s := &Scenario{}
+	seen := map[string]string{}
+	docs := utilyaml.NewYAMLReader(bufio.NewReader(r))
+	found := false
+	for i := 1; ; i++ {
+		doc, err := docs.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading document %d: %w", i, err)
+		}
+		if blank(doc) {
+			continue
+		}
+		where := fmt.Sprintf("document %d", i)
+		var tm struct {
+			metav1.TypeMeta `json:",inline"`
+			Metadata        metav1.ObjectMeta `json:"metadata"`
+		}
+		if err := yaml.Unmarshal(doc, &tm); err != nil {
+			return nil, fmt.Errorf("%s: parsing YAML: %w", where, err)
+		}
+		id := tm.Kind + " " + objectKey(tm.Metadata.Namespace, tm.Metadata.Name)
+		if first, dup := seen[id]; dup {
+			return nil, fmt.Errorf("%s: %s is already in %s; remove one of them", where, id, first)
+		}
+		seen[id] = where
+		if tm.Kind == ScenarioKind {
+			if found {
+				return nil, fmt.Errorf("%s: a file holds one Scenario document", where)
+			}
+			found = true
+		}
+		if err := s.add(doc, tm.Kind, tm.APIVersion); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", where, id, err)
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("no %s document (apiVersion %s): add one with spec.duration and spec.workloads", ScenarioKind, ScenarioAPIVersion)
+	}
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func blank(doc []byte) bool {
+	for _, line := range strings.Split(string(doc), "\n") {
+		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
+			return false
+		}
+	}
+	return true
+}
+
+func objectKey(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+// add decodes one document by its kind.
+func (s *Scenario) add(doc []byte, kind, apiVersion string) error {
+	strict := func(into any) error { return yaml.UnmarshalStrict(doc, into) }
+	switch kind {
+	case ScenarioKind:
+		if apiVersion != ScenarioAPIVersion {
+			return fmt.Errorf("apiVersion %q: use %s", apiVersion, ScenarioAPIVersion)
+		}
+		var d scenarioDocument
+		if err := strict(&d); err != nil {
+			return err
+		}
+		s.Name, s.Spec = d.Name, d.Spec
+	case "NodePool":
+		return decodeAppend(strict, &s.NodePools)
+	case "NodeClass":
+		return decodeAppend(strict, &s.NodeClasses)
+	case "Deployment":
+		return decodeAppend(strict, &s.Deployments)
+	case "Job":
+		return decodeAppend(strict, &s.Jobs)
+	case "DaemonSet":
+		return decodeAppend(strict, &s.DaemonSets)
+	default:
+		return fmt.Errorf("kind %q is not part of a scenario; use Scenario, NodePool, NodeClass, Deployment, Job or DaemonSet", kind)
+	}
+	return nil
+}
+
+func decodeAppend[T any](strict func(any) error, list *[]*T) error {
+	obj := new(T)
+	if err := strict(obj); err != nil {
+		return err
+	}
+	*list = append(*list, obj)
+	return nil
+}
+
+// validate checks the timeline and the objects it names; every message names
+// the field and the fix.
+func (s *Scenario) validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("Scenario %s: spec.%s: %s", s.Name, field, fmt.Sprintf(format, args...)))
+	}
+	sp := &s.Spec
+	if sp.Duration.Duration <= 0 {
+		bad("duration", "must be positive, e.g. 6h")
+	}
+	if sp.SampleEvery.Duration < 0 {
+		bad("sampleEvery", "must not be negative")
+	}
+	if len(sp.Workloads) == 0 {
+		bad("workloads", "list at least one Deployment or Job")
+	}
+	for i := range sp.Workloads {
+		s.validateWorkload(fmt.Sprintf("workloads[%d]", i), &sp.Workloads[i], bad)
+	}
+	for i, c := range sp.Capacity {
+		f := fmt.Sprintf("capacity[%d]", i)
+		if c.InstanceType == "" || c.Zone == "" {
+			bad(f, "set instanceType and zone")
+		}
+		if !slices.Contains(v1alpha1.CapacityTypes, c.CapacityType) {
+			bad(f+".capacityType", "%q: use on-demand, spot or reserved", c.CapacityType)
+		}
+		if c.Available < 0 {
+			bad(f+".available", "must not be negative")
+		}
+		if c.Until.Duration != 0 && c.Until.Duration <= c.From.Duration {
+			bad(f+".until", "%s is not after from (%s)", c.Until.Duration, c.From.Duration)
+		}
+	}
+	if sp.Interruptions.SpotRatePerHour < 0 {
+		bad("interruptions.spotRatePerHour", "must not be negative")
+	}
+	for name, r := range sp.Boot {
+		if r.Min.Duration <= 0 || r.Max.Duration < r.Min.Duration {
+			bad("boot."+name, "needs 0 < min <= max, e.g. {min: 60s, max: 120s}")
+		}
+	}
+	if r := sp.PodStartup; r.Max.Duration < r.Min.Duration || r.Min.Duration < 0 {
+		bad("podStartup", "needs 0 <= min <= max")
+	}
+	if ca := sp.ClusterAutoscaler; ca != nil {
+		for i, g := range ca.NodeGroups {
+			f := fmt.Sprintf("clusterAutoscaler.nodeGroups[%d]", i)
+			if g.Name == "" || g.InstanceType == "" || len(g.Zones) == 0 {
+				bad(f, "set name, instanceType and zones")
+			}
+			if g.Max <= 0 || g.Min < 0 || g.Min > g.Max {
+				bad(f, "needs 0 <= min <= max and max > 0")
+			}
+		}
+	}
+	for _, np := range s.NodePools {
+		np.SetDefaults()
+		if es := np.Validate(); len(es) > 0 {
+			errs = append(errs, fmt.Errorf("NodePool %s: %w", np.Name, es.ToAggregate()))
+		}
+	}
+	for _, nc := range s.NodeClasses {
+		nc.SetDefaults()
+		if es := nc.Validate(); len(es) > 0 {
+			errs = append(errs, fmt.Errorf("NodeClass %s: %w", nc.Name, es.ToAggregate()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Scenario) validateWorkload(f string, w *Workload, bad func(string, string, ...any)) {
+	switch {
+	case (w.Deployment == "") == (w.Job == ""):
+		bad(f, "set exactly one of deployment and job")
+	case w.Deployment != "":
+		if s.deployment(w.Deployment) == nil {
+			bad(f+".deployment", "no Deployment %q in the file: add it or fix the name", w.Deployment)
+		}
+		if len(w.Replicas) == 0 {
+			bad(f+".replicas", "give at least one point, e.g. [{at: 0s, count: 10}]")
+		}
+		for j, p := range w.Replicas {
+			if p.Count < 0 {
+				bad(fmt.Sprintf("%s.replicas[%d].count", f, j), "must not be negative")
+			}
+			if j > 0 && p.At.Duration < w.Replicas[j-1].At.Duration {
+				bad(fmt.Sprintf("%s.replicas[%d].at", f, j), "points must be in time order")
+			}
+		}
+	default:
+		if s.job(w.Job) == nil {
+			bad(f+".job", "no Job %q in the file: add it or fix the name", w.Job)
+		}
+		if w.RunFor.Duration <= 0 {
+			bad(f+".runFor", "must be positive: how long each pod of the Job runs")
+		}
+	}
+}
+
+func (s *Scenario) deployment(key string) *appsv1.Deployment {
+	for _, d := range s.Deployments {
+		if matchesKey(d.ObjectMeta, key) {
+			return d
+		}
+	}
+	return nil
+}
+
+func (s *Scenario) job(key string) *batchv1.Job {
+	for _, j := range s.Jobs {
+		if matchesKey(j.ObjectMeta, key) {
+			return j
+		}
+	}
+	return nil
+}
+
+func matchesKey(m metav1.ObjectMeta, key string) bool {
+	ns, name, ok := strings.Cut(key, "/")
+	if !ok {
+		ns, name = "default", key
+	}
+	objNS := m.Namespace
+	if objNS == "" {
+		objNS = "default"
+	}
+	return objNS == ns && m.Name == name
+}
+
+// ReplicasAt is the count a curve gives at t: the last point's count once its
+// ramp is over, linear within a ramp, and 0 before the first point.
+func (w *Workload) ReplicasAt(t time.Duration) int32 {
+	var prev int32
+	for _, p := range w.Replicas {
+		if t < p.At.Duration {
+			break
+		}
+		end := p.At.Duration + p.Over.Duration
+		if p.Over.Duration <= 0 || t >= end {
+			prev = p.Count
+			continue
+		}
+		frac := float64(t-p.At.Duration) / float64(p.Over.Duration)
+		prev += int32(float64(p.Count-prev) * frac)
+		return prev
+	}
+	return prev
+}

@@ -1,0 +1,158 @@
+package simulate
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+)
+
+// tick bounds a step while something is in motion, so that pods, windows and
+// boots interleave as they would.
+const tick = time.Second
+
+// system is an autoscaler running in a world.
+type system interface {
+	// step does the work due at the current instant.
+	step(ctx context.Context) error
+	// next is when the system next has work.
+	next() time.Time
+}
+
+// run replays the scenario in w with sys as its autoscaler until the end.
+func run(ctx context.Context, w *world, sys system, progress func(done, total time.Duration)) error {
+	if err := w.seed(ctx); err != nil {
+		return err
+	}
+	end := epoch.Add(w.s.Spec.Duration.Duration)
+	sampleEvery := w.s.Spec.SampleEvery.Duration
+	if sampleEvery == 0 {
+		sampleEvery = time.Minute
+	}
+	nextSample := epoch
+	for !w.clk.Now().After(end) {
+		if err := w.stepOnce(ctx, sys); err != nil {
+			return fmt.Errorf("at %s: %w", w.elapsed(), err)
+		}
+		if !w.clk.Now().Before(nextSample) {
+			w.out.samples = append(w.out.samples, w.sample())
+			nextSample = nextSample.Add(sampleEvery)
+		}
+		progress(w.elapsed(), w.s.Spec.Duration.Duration)
+		w.clk.SetTime(w.nextInstant(sys, nextSample, end))
+	}
+	w.finish()
+	return nil
+}
+
+// stepOnce runs every part of the world once at the current instant.
+func (w *world) stepOnce(ctx context.Context, sys system) error {
+	w.capacity.apply(w.elapsed())
+	for _, f := range []func(context.Context) error{w.reconcileWorkloads, w.finishJobs, w.reapInstances, w.registerNodes} {
+		if err := f(ctx); err != nil {
+			return err
+		}
+	}
+	w.startPods()
+	if err := w.schedulePods(ctx); err != nil {
+		return err
+	}
+	if err := sys.step(ctx); err != nil {
+		return err
+	}
+	return w.interrupt()
+}
+
+// nextInstant is the next instant anything happens: one tick ahead while pods
+// are pending, nodes booting or the system busy, else the next scheduled event.
+func (w *world) nextInstant(sys system, nextSample, end time.Time) time.Time {
+	now := w.clk.Now()
+	candidates := []time.Time{nextSample, end.Add(time.Nanosecond), sys.next()}
+	if w.busy() {
+		candidates = append(candidates, now.Add(tick))
+	}
+	for _, in := range w.instances {
+		if in.node == "" {
+			candidates = append(candidates, in.readyAt)
+		}
+	}
+	for _, sp := range w.pods {
+		switch {
+		case !sp.bound.IsZero() && !sp.running:
+			candidates = append(candidates, sp.runningAt)
+		case !sp.finishAt.IsZero():
+			candidates = append(candidates, sp.finishAt)
+		}
+	}
+	if t, ok := w.capacity.next(w.elapsed()); ok {
+		candidates = append(candidates, epoch.Add(t))
+	}
+	if t, ok := w.nextWorkloadChange(); ok {
+		candidates = append(candidates, epoch.Add(t))
+	}
+	candidates = append(candidates, w.interruptions.next())
+	next := end.Add(time.Nanosecond)
+	for _, c := range candidates {
+		if c.After(now) && c.Before(next) {
+			next = c
+		}
+	}
+	return next
+}
+
+// busy reports whether pods wait for a node.
+func (w *world) busy() bool {
+	for _, sp := range w.pods {
+		if sp.bound.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// nextWorkloadChange is when a replica curve next changes: its next point, or
+// one tick ahead inside a ramp.
+func (w *world) nextWorkloadChange() (time.Duration, bool) {
+	t := w.elapsed()
+	var times []time.Duration
+	for _, ws := range w.workloads {
+		if ws.spec.Job != "" && ws.spec.At.Duration > t {
+			times = append(times, ws.spec.At.Duration)
+		}
+		for _, p := range ws.spec.Replicas {
+			switch {
+			case p.At.Duration > t:
+				times = append(times, p.At.Duration)
+			case t < p.At.Duration+p.Over.Duration:
+				times = append(times, t+tick)
+			}
+		}
+	}
+	if len(times) == 0 {
+		return 0, false
+	}
+	return slices.Min(times), true
+}
+
+// sample records the cluster now.
+func (w *world) sample() sample {
+	s := sample{at: w.elapsed(), pending: map[string]int{}, nodes: map[string]int{}}
+	for _, sp := range w.pods {
+		if !sp.running {
+			s.pending[sp.tier]++
+		}
+	}
+	for _, in := range w.instances {
+		s.nodes[in.instanceType+"/"+in.zone+"/"+in.capacityType]++
+		s.costPerHour += in.price
+	}
+	return s
+}
+
+// finish adds the spend of instances still running at the end.
+func (w *world) finish() {
+	for _, id := range slices.Sorted(maps.Keys(w.instances)) {
+		w.out.instanceGone(w.instances[id], w.clk.Now())
+	}
+}

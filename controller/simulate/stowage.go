@@ -1,0 +1,273 @@
+package simulate
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
+	"github.com/stowage-dev/stowage/controller/nodeclaim"
+	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
+	"github.com/stowage-dev/stowage/controller/nodeclaim/lifecycle"
+	"github.com/stowage-dev/stowage/controller/provisioning"
+	"github.com/stowage-dev/stowage/controller/termination"
+)
+
+// sweepEvery is how often every unfinished NodeClaim is reconciled again, the
+// way the controllers' clock alarms would wake them.
+const sweepEvery = 10 * time.Second
+
+// reconciler names one of Stowage's controllers the simulator drives.
+type reconciler int
+
+const (
+	lifecycleCtl reconciler = iota
+	terminationCtl
+	nodeTerminationCtl
+)
+
+type dueKey struct {
+	ctl  reconciler
+	name string
+}
+
+// stowageSystem is Stowage's controllers (provisioning, NodeClaim lifecycle,
+// termination, garbage collection) as `stowage run` wires them, with the real
+// AWS cloud provider talking to the emulator, driven on the virtual clock.
+type stowageSystem struct {
+	w           *world
+	cloud       *recordingCloud
+	batcher     *provisioning.Batcher
+	provisioner *provisioning.Provisioner
+	reconcilers map[reconciler]reconcile.Reconciler
+	gc          *garbagecollection.Controller
+	// due reconciles and when they are due
+	due       map[dueKey]time.Time
+	nextSweep time.Time
+	nextGC    time.Time
+}
+
+func newStowageSystem(w *world) *stowageSystem {
+	sys := &stowageSystem{w: w, due: map[dueKey]time.Time{}}
+	sys.cloud = &recordingCloud{CloudProvider: newCloudProvider(w.s, w.emu, w.clk, staticClasses(w.s)), w: w, claims: map[string]string{}}
+	recorder := &eventLog{w: w}
+	sys.batcher = provisioning.NewBatcher(w.clk, provisioning.BatcherOptions{})
+	sys.provisioner = provisioning.NewProvisioner(w.cluster, sys.cloud, provisioning.ClientWriter{Client: w.kube}, recorder,
+		provisioning.RandomSuffix(w.rng), provisioning.WithLogger(hclog.NewNullLogger()))
+	term := termination.New(w.clk, w.kube, sys.cloud, termination.Options{Recorder: recorder})
+	sys.reconcilers = map[reconciler]reconcile.Reconciler{
+		lifecycleCtl:       lifecycle.New(w.clk, w.kube, sys.cloud, lifecycle.Options{Recorder: recorder}),
+		terminationCtl:     term,
+		nodeTerminationCtl: term.NodeReconciler(),
+	}
+	sys.gc = garbagecollection.New(w.clk, w.kube, sys.cloud, garbagecollection.Options{Recorder: recorder})
+	w.unschedulable = sys.podUnschedulable
+	w.kube.onWrite = func(obj client.Object, gone bool) {
+		w.observe(obj, gone)
+		sys.wake(obj)
+	}
+	now := w.clk.Now()
+	sys.nextSweep, sys.nextGC = now.Add(sweepEvery), now.Add(garbagecollection.DefaultInterval)
+	return sys
+}
+
+// podUnschedulable is the provisioning controller's pod watch: a pod that
+// needs capacity opens or extends the batch window.
+func (sys *stowageSystem) podUnschedulable(pod *corev1.Pod) {
+	if !sys.w.cluster.IsNominated(pod) {
+		sys.batcher.Trigger()
+	}
+}
+
+// wake is the controllers' watches: a write to a NodeClaim or Node makes the
+// controllers that watch it reconcile it.
+func (sys *stowageSystem) wake(obj client.Object) {
+	now := sys.w.clk.Now()
+	switch o := obj.(type) {
+	case *v1alpha1.NodeClaim:
+		sys.due[dueKey{lifecycleCtl, o.Name}] = now
+		if o.DeletionTimestamp != nil {
+			sys.due[dueKey{terminationCtl, o.Name}] = now
+		}
+	case *corev1.Node:
+		if name, ok := sys.cloud.claims[o.Spec.ProviderID]; ok {
+			sys.due[dueKey{lifecycleCtl, name}] = now
+		}
+		if o.DeletionTimestamp != nil {
+			sys.due[dueKey{nodeTerminationCtl, o.Name}] = now
+		}
+	}
+}
+
+// step does the work due now: a closed batch window is provisioned, due
+// reconciles run, unfinished claims are swept, instances garbage collected.
+func (sys *stowageSystem) step(ctx context.Context) error {
+	now := sys.w.clk.Now()
+	if closed, _ := sys.batcher.Poll(); closed {
+		if _, err := sys.provisioner.Provision(ctx); err != nil {
+			sys.w.out.actions = append(sys.w.out.actions, action{sys.w.elapsed(), "provisioning: " + err.Error()})
+			sys.batcher.Trigger()
+		}
+	}
+	if !now.Before(sys.nextSweep) {
+		sys.nextSweep = now.Add(sweepEvery)
+		if err := sys.sweep(ctx); err != nil {
+			return err
+		}
+	}
+	if !now.Before(sys.nextGC) {
+		sys.nextGC = now.Add(garbagecollection.DefaultInterval)
+		if err := sys.gc.Collect(ctx); err != nil {
+			return fmt.Errorf("garbage collection: %w", err)
+		}
+	}
+	return sys.runDue(ctx)
+}
+
+// runDue runs every reconcile due by now, including those its own writes make due.
+func (sys *stowageSystem) runDue(ctx context.Context) error {
+	for range 10000 {
+		key, ok := sys.firstDue()
+		if !ok {
+			return nil
+		}
+		delete(sys.due, key)
+		res, err := sys.reconcilers[key.ctl].Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Name: key.name}})
+		switch {
+		case err != nil:
+			sys.due[key] = sys.w.clk.Now().Add(time.Second)
+		case res.RequeueAfter > 0:
+			sys.due[key] = sys.w.clk.Now().Add(res.RequeueAfter)
+		}
+	}
+	return errors.New("reconciles did not settle within 10000 rounds at one instant")
+}
+
+func (sys *stowageSystem) firstDue() (dueKey, bool) {
+	now := sys.w.clk.Now()
+	var best dueKey
+	found := false
+	for k, at := range sys.due {
+		if at.After(now) {
+			continue
+		}
+		if !found || cmp.Or(cmp.Compare(k.ctl, best.ctl), cmp.Compare(k.name, best.name)) < 0 {
+			best, found = k, true
+		}
+	}
+	return best, found
+}
+
+// sweep makes every claim that is not Ready yet, or is being deleted, due:
+// launch and registration timeouts and termination grace periods are checked
+// there.
+func (sys *stowageSystem) sweep(ctx context.Context) error {
+	claims := &v1alpha1.NodeClaimList{}
+	if err := sys.w.kube.List(ctx, claims); err != nil {
+		return err
+	}
+	now := sys.w.clk.Now()
+	for _, c := range claims.Items {
+		if c.DeletionTimestamp != nil {
+			sys.due[dueKey{terminationCtl, c.Name}] = now
+		} else if !nodeclaim.IsTrue(&c, v1alpha1.ConditionReady) {
+			sys.due[dueKey{lifecycleCtl, c.Name}] = now
+		}
+	}
+	return nil
+}
+
+// next is when the system next has work: a batch window closing, a due
+// reconcile, or a sweep while claims are unfinished.
+func (sys *stowageSystem) next() time.Time {
+	var times []time.Time
+	if _, at := sys.batcher.Poll(); !at.IsZero() {
+		times = append(times, at)
+	}
+	times = slices.AppendSeq(times, maps.Values(sys.due))
+	times = append(times, sys.nextGC)
+	if len(sys.due) > 0 || sys.cloud.unfinished() {
+		times = append(times, sys.nextSweep)
+	}
+	return slices.MinFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+}
+
+// recordingCloud is the cloud provider as the controllers see it; the
+// simulator also learns from it what was launched and which fallbacks were taken.
+type recordingCloud struct {
+	cloudprovider.CloudProvider
+	w *world
+	// provider id -> claim name
+	claims map[string]string
+}
+
+func (c *recordingCloud) Create(ctx context.Context, claim *v1alpha1.NodeClaim) (*v1alpha1.NodeClaim, error) {
+	out, err := c.CloudProvider.Create(ctx, claim)
+	if err != nil {
+		return out, err
+	}
+	c.claims[out.Status.ProviderID] = claim.Name
+	in := &simInstance{id: nodeclaim.InstanceID(out.Status.ProviderID),
+		instanceType: out.Labels[corev1.LabelInstanceTypeStable], zone: out.Labels[corev1.LabelTopologyZone],
+		capacityType: out.Labels[v1alpha1.LabelCapacityType], labels: out.Labels,
+		taints: slices.Concat(claim.Spec.Taints, claim.Spec.StartupTaints)}
+	in.price = c.w.price(offering{in.instanceType, in.zone, in.capacityType})
+	c.w.launched(in, c.w.amiFamily(claim))
+	c.w.recordFallback(claim, in)
+	return out, nil
+}
+
+// Delete terminates through the real provider; the cloud controller manager
+// then watches the instance until it is gone.
+func (c *recordingCloud) Delete(ctx context.Context, claim *v1alpha1.NodeClaim) error {
+	if id := nodeclaim.InstanceID(claim.Status.ProviderID); id != "" {
+		c.w.terminating[id] = true
+	}
+	return c.CloudProvider.Delete(ctx, claim)
+}
+
+// unfinished reports whether some launched instance has no node yet.
+func (c *recordingCloud) unfinished() bool {
+	for _, in := range c.w.instances {
+		if in.node == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// eventLog keeps the events the controllers publish that the report shows.
+type eventLog struct{ w *world }
+
+// Publish drops the provisioner's pod events: the report measures their effect.
+func (l *eventLog) Publish(...provisioning.Event) {}
+
+// Eventf keeps the controllers' warnings (launch failures, timeouts) as actions.
+func (l *eventLog) Eventf(regarding, _ runtime.Object, eventtype, reason, _, note string, args ...any) {
+	if eventtype != corev1.EventTypeWarning {
+		return
+	}
+	name := ""
+	if o, ok := regarding.(client.Object); ok {
+		name = o.GetName()
+	}
+	l.w.out.actions = append(l.w.out.actions, action{l.w.elapsed(), fmt.Sprintf("%s %s: %s", reason, name, fmt.Sprintf(note, args...))})
+}
+
+var (
+	_ provisioning.Recorder = (*eventLog)(nil)
+	_ events.EventRecorder  = (*eventLog)(nil)
+)

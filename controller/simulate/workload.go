@@ -1,0 +1,152 @@
+package simulate
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// workloadState is a Deployment or Job being replayed: the ReplicaSet or Job
+// controller's part, creating and deleting pods.
+type workloadState struct {
+	spec      Workload
+	tier      string
+	namespace string
+	name      string
+	template  corev1.PodTemplateSpec
+	// Job only: how many pods at once, and how many must complete.
+	parallelism, completions int32
+	created, completed       int32
+	// seq numbers the pods created, for their names.
+	seq int
+	// live pods, oldest first
+	live []*simPod
+}
+
+func newWorkloadState(s *Scenario, wl Workload) *workloadState {
+	ws := &workloadState{spec: wl}
+	if wl.Deployment != "" {
+		d := s.deployment(wl.Deployment)
+		ws.namespace, ws.name, ws.template = d.Namespace, d.Name, d.Spec.Template
+	} else {
+		j := s.job(wl.Job)
+		ws.namespace, ws.name, ws.template = j.Namespace, j.Name, j.Spec.Template
+		ws.parallelism, ws.completions = ptr.Deref(j.Spec.Parallelism, 1), ptr.Deref(j.Spec.Completions, 1)
+	}
+	if ws.namespace == "" {
+		ws.namespace = "default"
+	}
+	ws.tier = wl.Tier
+	if ws.tier == "" {
+		ws.tier = ws.name
+	}
+	return ws
+}
+
+// desired is how many pods should exist at elapsed time t.
+func (ws *workloadState) desired(t time.Duration) int {
+	if ws.spec.Deployment != "" {
+		return int(ws.spec.ReplicasAt(t))
+	}
+	if t < ws.spec.At.Duration {
+		return 0
+	}
+	return int(min(ws.parallelism, ws.completions-ws.completed))
+}
+
+// reconcileWorkloads creates and deletes pods towards every workload's count.
+func (w *world) reconcileWorkloads(ctx context.Context) error {
+	t := w.elapsed()
+	for _, ws := range w.workloads {
+		want := ws.desired(t)
+		for len(ws.live) < want && (ws.spec.Job == "" || ws.created < ws.completions) {
+			if err := w.createPod(ctx, ws); err != nil {
+				return err
+			}
+		}
+		for len(ws.live) > want {
+			if err := w.deletePod(ctx, w.newestToScaleDown(ws)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// newestToScaleDown picks the pod a ReplicaSet removes first: an unbound one,
+// else the newest.
+func (w *world) newestToScaleDown(ws *workloadState) *simPod {
+	for i := len(ws.live) - 1; i >= 0; i-- {
+		if ws.live[i].bound.IsZero() {
+			return ws.live[i]
+		}
+	}
+	return ws.live[len(ws.live)-1]
+}
+
+func (w *world) createPod(ctx context.Context, ws *workloadState) error {
+	ws.seq++
+	ws.created++
+	pod := &corev1.Pod{
+		ObjectMeta: *ws.template.ObjectMeta.DeepCopy(),
+		Spec:       *ws.template.Spec.DeepCopy(),
+	}
+	pod.Namespace, pod.Name = ws.namespace, fmt.Sprintf("%s-%06d", ws.name, ws.seq)
+	pod.CreationTimestamp = metav1.NewTime(w.clk.Now())
+	pod.Status.Phase = corev1.PodPending
+	if pod.Spec.SchedulerName == "" {
+		pod.Spec.SchedulerName = corev1.DefaultSchedulerName
+	}
+	if err := w.kube.Create(ctx, pod); err != nil {
+		return fmt.Errorf("creating pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	sp := &simPod{key: pod.Namespace + "/" + pod.Name, tier: ws.tier, workload: ws, created: w.clk.Now()}
+	w.pods[sp.key] = sp
+	ws.live = append(ws.live, sp)
+	w.dirty = true
+	return nil
+}
+
+// deletePod deletes a pod and forgets it.
+func (w *world) deletePod(ctx context.Context, sp *simPod) error {
+	pod := &corev1.Pod{}
+	pod.Namespace, pod.Name = splitKey(sp.key)
+	if err := w.kube.Delete(ctx, pod); client404(err) != nil {
+		return fmt.Errorf("deleting pod %s: %w", sp.key, err)
+	}
+	w.forget(sp)
+	return nil
+}
+
+// forget drops a pod that is gone (deleted, evicted, or lost with its node).
+func (w *world) forget(sp *simPod) {
+	delete(w.pods, sp.key)
+	if ws := sp.workload; ws != nil {
+		for i, p := range ws.live {
+			if p == sp {
+				ws.live = append(ws.live[:i], ws.live[i+1:]...)
+				break
+			}
+		}
+	}
+	w.dirty = true
+}
+
+// finishJobs completes Job pods that have run for their time.
+func (w *world) finishJobs(ctx context.Context) error {
+	now := w.clk.Now()
+	for _, sp := range w.sortedPods() {
+		if sp.finishAt.IsZero() || now.Before(sp.finishAt) {
+			continue
+		}
+		sp.workload.completed++
+		if err := w.deletePod(ctx, sp); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,281 @@
+package simulate
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/catalogue"
+	"github.com/stowage-dev/stowage/controller/scheduling"
+	"github.com/stowage-dev/stowage/controller/state"
+	"github.com/stowage-dev/stowage/internal/awsemu"
+)
+
+// epoch is the virtual clock's start: a fixed instant, so runs repeat.
+var epoch = time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+
+// world is one simulated cluster and cloud: the workloads, kube-scheduler,
+// the kubelets and the cloud controller manager, around whichever autoscaler
+// (a system) runs in it. Everything happens on one goroutine, on the virtual
+// clock, so a seed gives one history.
+type world struct {
+	s        *Scenario
+	clk      *clocktesting.FakeClock
+	rng      *rand.Rand
+	kube     *kube
+	cluster  *state.Cluster
+	emu      *awsemu.Emulator
+	capacity *capacityModel
+	infos    map[string]catalogue.Info
+
+	workloads     []*workloadState
+	interruptions *interruptions
+	// namespace/name -> pod the world tracks
+	pods map[string]*simPod
+	// instances launched and not yet gone, by id
+	instances map[string]*simInstance
+	// instances asked to terminate or interrupted, which the cloud controller
+	// manager watches until they are gone
+	terminating map[string]bool
+	// dirty says kube-scheduler has something new to look at.
+	dirty bool
+	// unschedulable is told about each pod kube-scheduler marks unschedulable.
+	unschedulable func(*corev1.Pod)
+
+	out *systemResult
+}
+
+// simPod is a pod of a workload and its history.
+type simPod struct {
+	key      string
+	tier     string
+	workload *workloadState
+	created  time.Time
+	// bound is when kube-scheduler bound it; zero while pending.
+	bound     time.Time
+	node      string
+	runningAt time.Time
+	running   bool
+	// finishAt is when a Job's pod completes.
+	finishAt time.Time
+}
+
+// simInstance is an instance some autoscaler launched.
+type simInstance struct {
+	id, instanceType, zone, capacityType string
+	price                                float64
+	launched                             time.Time
+	// readyAt is when its kubelet registers a Ready node.
+	readyAt time.Time
+	node    string
+	// labels and taints the kubelet registers the node with (its user data).
+	labels map[string]string
+	taints []corev1.Taint
+	group  string
+}
+
+func newWorld(s *Scenario, seed int64, name string) (*world, error) {
+	clk := clocktesting.NewFakeClock(epoch)
+	emu, err := newEmulator(s, clk, seed)
+	if err != nil {
+		return nil, err
+	}
+	cluster := state.NewCluster(clk)
+	k, err := newKube(cluster)
+	if err != nil {
+		return nil, err
+	}
+	w := &world{s: s, clk: clk, rng: rand.New(rand.NewPCG(uint64(seed), 0x5354)), kube: k, cluster: cluster, emu: emu,
+		capacity: newCapacityModel(s, emu), infos: map[string]catalogue.Info{},
+		pods: map[string]*simPod{}, instances: map[string]*simInstance{}, terminating: map[string]bool{}, unschedulable: func(*corev1.Pod) {},
+		out: newSystemResult(name)}
+	for _, info := range catalogue.Builtin() {
+		w.infos[info.Name] = info
+	}
+	for _, wl := range s.Spec.Workloads {
+		w.workloads = append(w.workloads, newWorkloadState(s, wl))
+	}
+	w.interruptions = newInterruptions(s)
+	return w, nil
+}
+
+// elapsed is the virtual time since the start.
+func (w *world) elapsed() time.Duration { return w.clk.Since(epoch) }
+
+// seed creates the objects the scenario starts with.
+func (w *world) seed(ctx context.Context) error {
+	for _, obj := range w.initialObjects() {
+		if err := w.kube.Create(ctx, obj); err != nil {
+			return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+func (w *world) initialObjects() []client.Object {
+	var out []client.Object
+	for _, np := range w.s.NodePools {
+		out = append(out, np.DeepCopy())
+	}
+	for _, nc := range w.s.NodeClasses {
+		out = append(out, nc.DeepCopy())
+	}
+	for _, ds := range w.s.DaemonSets {
+		out = append(out, ds.DeepCopy())
+	}
+	return out
+}
+
+// draw picks a duration uniformly in r.
+func (w *world) draw(r DurationRange) time.Duration {
+	lo, hi := r.Min.Duration, r.Max.Duration
+	if hi <= lo {
+		return lo
+	}
+	return lo + time.Duration(w.rng.Int64N(int64(hi-lo)+1))
+}
+
+// bootTime draws the time from launch to a Ready node for an AMI family.
+func (w *world) bootTime(family string) time.Duration {
+	if r, ok := w.s.Spec.Boot[family]; ok {
+		return w.draw(r)
+	}
+	if r, ok := w.s.Spec.Boot["default"]; ok {
+		return w.draw(r)
+	}
+	return w.draw(DurationRange{Min: duration(60 * time.Second), Max: duration(120 * time.Second)})
+}
+
+// launched registers an instance an autoscaler started; its kubelet comes up
+// after the boot time.
+func (w *world) launched(in *simInstance, amiFamily string) {
+	in.launched = w.clk.Now()
+	in.readyAt = in.launched.Add(w.bootTime(amiFamily))
+	w.instances[in.id] = in
+	w.out.launched++
+	w.interruptions.launched(w, in)
+}
+
+// sortedInstances lists the live instances by launch time, then id.
+func (w *world) sortedInstances() []*simInstance {
+	out := make([]*simInstance, 0, len(w.instances))
+	for _, in := range w.instances {
+		out = append(out, in)
+	}
+	slices.SortFunc(out, func(a, b *simInstance) int {
+		return cmp.Or(a.launched.Compare(b.launched), cmp.Compare(a.id, b.id))
+	})
+	return out
+}
+
+// sortedPods lists the tracked pods by creation, then key.
+func (w *world) sortedPods() []*simPod {
+	out := make([]*simPod, 0, len(w.pods))
+	for _, p := range w.pods {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b *simPod) int {
+		return cmp.Or(a.created.Compare(b.created), cmp.Compare(a.key, b.key))
+	})
+	return out
+}
+
+// observe keeps the world's pods in step with writes the controllers make: a
+// pod evicted or deleted is forgotten, so that its workload replaces it.
+func (w *world) observe(obj client.Object, gone bool) {
+	if _, isNode := obj.(*corev1.Node); isNode {
+		w.dirty = true // kube-scheduler retries on node events
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || (!gone && pod.DeletionTimestamp == nil) {
+		return
+	}
+	if sp, tracked := w.pods[pod.Namespace+"/"+pod.Name]; tracked {
+		w.forget(sp)
+	}
+}
+
+func splitKey(key string) (namespace, name string) {
+	ns, n, _ := strings.Cut(key, "/")
+	return ns, n
+}
+
+func keyOf(namespace, name string) client.ObjectKey {
+	return client.ObjectKey{Namespace: namespace, Name: name}
+}
+
+// client404 drops a NotFound error: the object is already gone.
+func client404(err error) error {
+	return client.IgnoreNotFound(err)
+}
+
+func duration(d time.Duration) metav1.Duration { return metav1.Duration{Duration: d} }
+
+// price is an offering's hourly price in the capacity model.
+func (w *world) price(o offering) float64 {
+	p, _ := w.emu.Pool(awsemu.PoolKey{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType})
+	return p.Price
+}
+
+// short reports whether an offering can start no instance now.
+func (w *world) short(o offering) bool {
+	p, ok := w.emu.Pool(awsemu.PoolKey{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType})
+	return !ok || p.Short || p.Capacity <= 0
+}
+
+// amiFamily is the family of the claim's NodeClass image, for its boot time.
+func (w *world) amiFamily(claim *v1alpha1.NodeClaim) string {
+	for _, nc := range w.s.NodeClasses {
+		if claim.Spec.NodeClassRef == nil || nc.Name != claim.Spec.NodeClassRef.Name {
+			continue
+		}
+		for _, t := range nc.Spec.AMISelectorTerms {
+			if family, _, ok := strings.Cut(t.Alias, "@"); ok {
+				return family
+			}
+		}
+	}
+	return "default"
+}
+
+// recordFallback notes a launch that did not get the cheapest offering its
+// claim allows because that offering was short.
+func (w *world) recordFallback(claim *v1alpha1.NodeClaim, in *simInstance) {
+	chosen := offering{in.instanceType, in.zone, in.capacityType}
+	preferred, ok := w.cheapestAllowed(claim)
+	if !ok || preferred == chosen || !w.short(preferred) {
+		return
+	}
+	w.out.fallbacks = append(w.out.fallbacks, fallback{at: w.elapsed(), short: preferred, chosen: chosen,
+		nodeClaim: claim.Name, nodePool: claim.Labels[v1alpha1.LabelNodePool]})
+}
+
+// cheapestAllowed is the cheapest offering the claim's requirements allow, in
+// the capacity model, short or not.
+func (w *world) cheapestAllowed(claim *v1alpha1.NodeClaim) (offering, bool) {
+	reqs := scheduling.FromAPI(claim.Spec.Requirements)
+	var best offering
+	bestPrice := math.Inf(1)
+	for _, key := range w.emu.PoolKeys() {
+		o := offering{key.InstanceType, key.Zone, key.CapacityType}
+		if !reqs.Get(corev1.LabelInstanceTypeStable).Has(o.InstanceType) || !reqs.Get(corev1.LabelTopologyZone).Has(o.Zone) ||
+			!reqs.Get(v1alpha1.LabelCapacityType).Has(o.CapacityType) {
+			continue
+		}
+		if p := w.price(o); p < bestPrice {
+			best, bestPrice = o, p
+		}
+	}
+	return best, !math.IsInf(bestPrice, 1)
+}
