@@ -1,7 +1,6 @@
 package simulate
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,7 +13,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	stowaws "github.com/stowage-dev/stowage/controller/aws"
 	"github.com/stowage-dev/stowage/controller/aws/amifamily"
 	"github.com/stowage-dev/stowage/internal/awsemu"
@@ -37,14 +35,14 @@ func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 // of the region, a VPC whose subnets and security group carry
 // stowage.dev/discovery=<cluster>, the EKS images, and every role the
 // NodeClasses name.
-func newEmulator(s *Scenario, clk *clocktesting.FakeClock, seed int64) (*awsemu.Emulator, error) {
+func newEmulator(s *Scenario, clk *clocktesting.FakeClock, seed int64) (*awsemu.Emulator, map[string]string, error) {
 	cfg := awsemu.DefaultConfig()
 	cfg.Clock, cfg.Seed = clk, seed
 	cfg.Region = s.region()
 	cfg.Zones = awsemu.ZonesFor(cfg.Region, len(s.zones()))
 	for i, z := range cfg.Zones {
 		if z.Name != s.zones()[i] {
-			return nil, fmt.Errorf("Scenario %s: spec.zones: %q is not zone %d of %s; use %s", s.Name, s.zones()[i], i+1, cfg.Region, zoneNames(cfg.Zones))
+			return nil, nil, fmt.Errorf("Scenario %s: spec.zones: %q is not zone %d of %s; use %s", s.Name, s.zones()[i], i+1, cfg.Region, zoneNames(cfg.Zones))
 		}
 	}
 	cfg.InstanceTypes = awsemu.BuiltinCatalogue()
@@ -53,13 +51,13 @@ func newEmulator(s *Scenario, clk *clocktesting.FakeClock, seed int64) (*awsemu.
 	cfg.Logger = hclog.NewNullLogger()
 	emu := awsemu.New(cfg)
 	emu.SeedDefaultNetwork(s.Name)
-	emu.SeedEKSImages(kubernetesVersion)
+	images := emu.SeedEKSImages(kubernetesVersion)
 	for _, nc := range s.NodeClasses {
 		if nc.Spec.Role != "" {
 			emu.AddRole(nc.Spec.Role)
 		}
 	}
-	return emu, nil
+	return emu, images, nil
 }
 
 func zoneNames(zs []awsemu.Zone) []string {
@@ -157,6 +155,3 @@ func staticClasses(s *Scenario) stowaws.StaticNodeClasses {
 	}
 	return out
 }
-
-var _ = context.Background
-var _ = v1alpha1.Group

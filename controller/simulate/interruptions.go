@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/stowage-dev/stowage/controller/simulate/report"
 	"github.com/stowage-dev/stowage/internal/awsemu"
 )
 
@@ -19,8 +20,6 @@ type interruptions struct {
 	fired    []bool
 	// instance id -> when it is interrupted
 	at map[string]time.Time
-	// open interruptions waiting for their pods to run again, by index in out.interruptions
-	open []int
 }
 
 func newInterruptions(s *Scenario) *interruptions {
@@ -79,19 +78,28 @@ func (w *world) interrupt() error {
 			return fmt.Errorf("interrupting %s: %w", id, err)
 		}
 		w.terminating[id] = true
-		w.out.interruptions = append(w.out.interruptions, interruption{at: w.elapsed(), instance: id,
-			offering: offering{in.instanceType, in.zone, in.capacityType}})
-		ix.open = append(ix.open, len(w.out.interruptions)-1)
+		w.out.interruptions = append(w.out.interruptions, report.Interruption{Notice: now,
+			Instance: report.Instance{Name: id, Offering: offer(in.instanceType, in.zone, in.capacityType)}})
+		w.out.openInterruptions = append(w.out.openInterruptions, len(w.out.interruptions)-1)
 	}
-	if len(ix.open) > 0 && !w.busy() && w.allRunning() {
-		for _, i := range ix.open {
-			if _, alive := w.instances[w.out.interruptions[i].instance]; !alive {
-				w.out.interruptions[i].replacement = w.elapsed() - w.out.interruptions[i].at
-			}
-		}
-		ix.open = slices.DeleteFunc(ix.open, func(i int) bool { return w.out.interruptions[i].replacement > 0 })
-	}
+	w.closeInterruptions()
 	return nil
+}
+
+// closeInterruptions marks the replacement of every interruption whose
+// instance is gone Ready once no pod waits any more.
+func (w *world) closeInterruptions() {
+	out := w.out
+	if len(out.openInterruptions) == 0 || !w.allRunning() {
+		return
+	}
+	out.openInterruptions = slices.DeleteFunc(out.openInterruptions, func(i int) bool {
+		if _, alive := w.instances[out.interruptions[i].Instance.Name]; alive {
+			return false
+		}
+		out.interruptions[i].ReplacementReady = w.clk.Now()
+		return true
+	})
 }
 
 // oldestSpot is the longest-running spot instance of a type and zone (any when empty).

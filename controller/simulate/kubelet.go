@@ -121,7 +121,7 @@ func (w *world) reapInstances(ctx context.Context) error {
 		}
 		for _, sp := range w.sortedPods() {
 			if sp.node == in.node {
-				w.out.lost++
+				w.out.podLost(in.id)
 				if err := w.deletePod(ctx, sp); err != nil {
 					return err
 				}

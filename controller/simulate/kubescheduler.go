@@ -65,7 +65,7 @@ func (w *world) bind(ctx context.Context, pod *corev1.Pod, node string) error {
 		return fmt.Errorf("binding pod %s/%s to %s: %w", pod.Namespace, pod.Name, node, err)
 	}
 	if sp, ok := w.pods[pod.Namespace+"/"+pod.Name]; ok {
-		sp.bound, sp.node = w.clk.Now(), node
+		sp.pod, sp.bound, sp.node = bound, w.clk.Now(), node
 		sp.runningAt = sp.bound.Add(w.draw(w.s.Spec.PodStartup))
 	}
 	return nil
@@ -81,6 +81,9 @@ func (w *world) markUnschedulable(ctx context.Context, pod *corev1.Pod, reason s
 	setScheduled(marked, corev1.ConditionFalse, corev1.PodReasonUnschedulable, reason, w.clk.Now())
 	if err := w.kube.Status().Update(ctx, marked); err != nil {
 		return fmt.Errorf("marking pod %s/%s unschedulable: %w", pod.Namespace, pod.Name, err)
+	}
+	if sp, ok := w.pods[pod.Namespace+"/"+pod.Name]; ok {
+		sp.pod = marked
 	}
 	w.unschedulable(marked)
 	return nil

@@ -3,63 +3,40 @@ package simulate
 import (
 	"slices"
 	"time"
+
+	"github.com/stowage-dev/stowage/controller/simulate/report"
 )
 
-// systemResult is what one system's run measured.
+// systemResult is what one system's run measured, gathered into the report's
+// model as the run goes.
 type systemResult struct {
 	name string
 	// tier -> time from creation to Running of every pod that ran
 	toRunning map[string][]time.Duration
-	samples   []sample
+	// tier -> how long each pod that never ran waited
+	neverRan   map[string][]time.Duration
+	maxPending map[string]int
+	series     report.Series
 	// cost is the spend of instances already gone; live ones are added at the end.
 	cost                 float64
 	launched, terminated int
-	// lost counts pods that were running when their instance terminated.
-	lost          int
-	fallbacks     []fallback
-	interruptions []interruption
-	// actions the autoscaler reported (scale-ups, backoffs, scale-downs).
+	fallbacks            []report.Fallback
+	interruptions        []report.Interruption
+	// open interruptions, by index, whose pods have not all run again
+	openInterruptions []int
+	// actions the autoscaler reported (warnings, scale-ups, backoffs), for the log.
 	actions []action
 }
 
-// sample is the cluster at one instant.
-type sample struct {
-	at time.Duration
-	// tier -> pods not yet Running
-	pending map[string]int
-	// "type/zone/capacity-type" -> nodes
-	nodes       map[string]int
-	costPerHour float64
-}
-
-// fallback is a launch that could not have the offering it preferred.
-type fallback struct {
-	at                                time.Duration
-	short, chosen                     offering
-	nodeClaim, nodePool, reason, tier string
-}
-
-type offering struct {
-	InstanceType, Zone, CapacityType string
-}
-
-// interruption is a spot interruption and how it was answered.
-type interruption struct {
-	at          time.Duration
-	instance    string
-	offering    offering
-	replacement time.Duration // until every displaced pod ran again; 0 when not yet
-	podsLost    int
-}
-
-// action is one thing an autoscaler did, for the report's log.
+// action is one thing an autoscaler did.
 type action struct {
 	at   time.Duration
 	what string
 }
 
 func newSystemResult(name string) *systemResult {
-	return &systemResult{name: name, toRunning: map[string][]time.Duration{}}
+	return &systemResult{name: name, toRunning: map[string][]time.Duration{}, neverRan: map[string][]time.Duration{},
+		maxPending: map[string]int{}}
 }
 
 func (r *systemResult) podRunning(tier string, d time.Duration) {
@@ -71,12 +48,37 @@ func (r *systemResult) instanceGone(in *simInstance, now time.Time) {
 	r.cost += in.price * now.Sub(in.launched).Hours()
 }
 
-// tiers lists the tiers that ran pods, sorted.
-func (r *systemResult) tiers() []string {
-	out := make([]string, 0, len(r.toRunning))
-	for t := range r.toRunning {
-		out = append(out, t)
+// addSample appends one sample and keeps each tier's peak of pending pods.
+func (r *systemResult) addSample(s report.Sample) {
+	for tier, n := range s.PendingByTier {
+		r.maxPending[tier] = max(r.maxPending[tier], n)
 	}
-	slices.Sort(out)
-	return out
+	r.series.Append(s)
+}
+
+// system renders the result in the report's model.
+func (r *systemResult) system() report.System {
+	s := report.System{Name: r.name, Series: r.series, TotalCost: r.cost, NodesLaunched: r.launched,
+		NodesTerminated: r.terminated, Fallbacks: r.fallbacks, Interruptions: r.interruptions}
+	tiers := slices.Concat(sortedKeys(r.toRunning), sortedKeys(r.neverRan))
+	slices.Sort(tiers)
+	for _, tier := range slices.Compact(tiers) {
+		s.Tiers = append(s.Tiers, report.NewTier(tier, r.toRunning[tier], r.neverRan[tier], r.maxPending[tier]))
+	}
+	return s
+}
+
+// podLost counts a pod that was running when its instance terminated against
+// the instance's interruption.
+func (r *systemResult) podLost(instance string) {
+	for i := range r.interruptions {
+		if r.interruptions[i].Instance.Name == instance {
+			r.interruptions[i].PodsLost++
+			return
+		}
+	}
+}
+
+func offer(instanceType, zone, capacityType string) report.Offering {
+	return report.Offering{InstanceType: instanceType, Zone: zone, CapacityType: capacityType}
 }

@@ -3,38 +3,69 @@ package simulate
 import (
 	"context"
 	"time"
+
+	"github.com/stowage-dev/stowage/controller/simulate/report"
+)
+
+// System names in the report.
+const (
+	SystemStowage           = "stowage"
+	SystemClusterAutoscaler = "cluster-autoscaler"
+	defaultSampleEvery      = time.Minute
 )
 
 // Options tune a run.
 type Options struct {
 	// Seed overrides the scenario's seed when set.
 	Seed *int64
-	// CompareCAS also runs the Cluster Autoscaler baseline.
+	// CompareCAS also runs the Cluster Autoscaler baseline on the same scenario and seed.
 	CompareCAS bool
-	// Progress is told how far the run is; nil for none.
+	// Progress is told how far each system's run is; nil for none.
 	Progress func(system string, done, total time.Duration)
 }
 
-// Run replays the scenario with Stowage (and the baseline when asked) and
-// returns what each measured.
-func Run(ctx context.Context, s *Scenario, opts Options) ([]*systemResult, error) {
+// Run replays the scenario with Stowage, and with the baseline when asked,
+// each in a world of its own, and reports both. The same scenario and seed
+// give the same report.
+func Run(ctx context.Context, s *Scenario, opts Options) (*report.Report, error) {
 	seed := s.Spec.Seed
 	if opts.Seed != nil {
 		seed = *opts.Seed
 	}
-	progress := func(name string) func(done, total time.Duration) {
-		return func(done, total time.Duration) {
-			if opts.Progress != nil {
-				opts.Progress(name, done, total)
-			}
-		}
+	step := s.Spec.SampleEvery.Duration
+	if step == 0 {
+		step = defaultSampleEvery
 	}
-	w, err := newWorld(s, seed, "stowage")
+	rep := &report.Report{Scenario: s.Name, Seed: seed, Start: epoch, Duration: s.Spec.Duration.Duration, Step: step}
+	names := []string{SystemStowage}
+	if opts.CompareCAS {
+		names = append(names, SystemClusterAutoscaler)
+	}
+	for _, name := range names {
+		out, err := runSystem(ctx, s, seed, name, opts.Progress)
+		if err != nil {
+			return nil, err
+		}
+		rep.Systems = append(rep.Systems, out.system())
+	}
+	return rep, nil
+}
+
+func runSystem(ctx context.Context, s *Scenario, seed int64, name string, progress func(string, time.Duration, time.Duration)) (*systemResult, error) {
+	w, err := newWorld(s, seed, name)
 	if err != nil {
 		return nil, err
 	}
-	if err := run(ctx, w, newStowageSystem(w), progress("stowage")); err != nil {
+	var sys system
+	if name == SystemStowage {
+		sys = newStowageSystem(w)
+	} else if sys, err = newCASSystem(w); err != nil {
 		return nil, err
 	}
-	return []*systemResult{w.out}, nil
+	err = run(ctx, w, sys, func(done, total time.Duration) {
+		if progress != nil {
+			progress(name, done, total)
+		}
+	})
+	return w.out, err
 }

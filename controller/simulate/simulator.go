@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/stowage-dev/stowage/controller/simulate/report"
 )
 
 // tick bounds a step while something is in motion, so that pods, windows and
@@ -14,6 +16,8 @@ const tick = time.Second
 
 // system is an autoscaler running in a world.
 type system interface {
+	// start runs once the world's initial objects exist.
+	start(ctx context.Context) error
 	// step does the work due at the current instant.
 	step(ctx context.Context) error
 	// next is when the system next has work.
@@ -23,6 +27,9 @@ type system interface {
 // run replays the scenario in w with sys as its autoscaler until the end.
 func run(ctx context.Context, w *world, sys system, progress func(done, total time.Duration)) error {
 	if err := w.seed(ctx); err != nil {
+		return err
+	}
+	if err := sys.start(ctx); err != nil {
 		return err
 	}
 	end := epoch.Add(w.s.Spec.Duration.Duration)
@@ -36,7 +43,7 @@ func run(ctx context.Context, w *world, sys system, progress func(done, total ti
 			return fmt.Errorf("at %s: %w", w.elapsed(), err)
 		}
 		if !w.clk.Now().Before(nextSample) {
-			w.out.samples = append(w.out.samples, w.sample())
+			w.out.addSample(w.sample())
 			nextSample = nextSample.Add(sampleEvery)
 		}
 		progress(w.elapsed(), w.s.Spec.Duration.Duration)
@@ -136,22 +143,34 @@ func (w *world) nextWorkloadChange() (time.Duration, bool) {
 }
 
 // sample records the cluster now.
-func (w *world) sample() sample {
-	s := sample{at: w.elapsed(), pending: map[string]int{}, nodes: map[string]int{}}
+func (w *world) sample() report.Sample {
+	s := report.Sample{PendingByTier: map[string]int{}, NodesByInstanceType: map[string]int{}, NodesByZone: map[string]int{},
+		NodesByCapacityType: map[string]int{}}
+	for _, ws := range w.workloads {
+		s.PendingByTier[ws.tier] += 0
+	}
 	for _, sp := range w.pods {
 		if !sp.running {
-			s.pending[sp.tier]++
+			s.PendingByTier[sp.tier]++
 		}
 	}
 	for _, in := range w.instances {
-		s.nodes[in.instanceType+"/"+in.zone+"/"+in.capacityType]++
-		s.costPerHour += in.price
+		s.NodesByInstanceType[in.instanceType]++
+		s.NodesByZone[in.zone]++
+		s.NodesByCapacityType[in.capacityType]++
+		s.CostPerHour += in.price
 	}
 	return s
 }
 
-// finish adds the spend of instances still running at the end.
+// finish adds the spend of instances still running at the end, and the waits
+// of the pods still pending.
 func (w *world) finish() {
+	for _, sp := range w.sortedPods() {
+		if !sp.running {
+			w.out.neverRan[sp.tier] = append(w.out.neverRan[sp.tier], w.clk.Since(sp.created))
+		}
+	}
 	for _, id := range slices.Sorted(maps.Keys(w.instances)) {
 		w.out.instanceGone(w.instances[id], w.clk.Now())
 	}

@@ -84,6 +84,8 @@ func newStowageSystem(w *world) *stowageSystem {
 	return sys
 }
 
+func (sys *stowageSystem) start(context.Context) error { return nil }
+
 // podUnschedulable is the provisioning controller's pod watch: a pod that
 // needs capacity opens or extends the batch window.
 func (sys *stowageSystem) podUnschedulable(pod *corev1.Pod) {
@@ -224,7 +226,7 @@ func (c *recordingCloud) Create(ctx context.Context, claim *v1alpha1.NodeClaim) 
 		instanceType: out.Labels[corev1.LabelInstanceTypeStable], zone: out.Labels[corev1.LabelTopologyZone],
 		capacityType: out.Labels[v1alpha1.LabelCapacityType], labels: out.Labels,
 		taints: slices.Concat(claim.Spec.Taints, claim.Spec.StartupTaints)}
-	in.price = c.w.price(offering{in.instanceType, in.zone, in.capacityType})
+	in.price = c.w.price(offer(in.instanceType, in.zone, in.capacityType))
 	c.w.launched(in, c.w.amiFamily(claim))
 	c.w.recordFallback(claim, in)
 	return out, nil

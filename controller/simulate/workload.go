@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -45,6 +46,15 @@ func newWorkloadState(s *Scenario, wl Workload) *workloadState {
 		ws.tier = ws.name
 	}
 	return ws
+}
+
+// owner is the controller reference of the workload's pods: the
+// Deployment's ReplicaSet, or the Job.
+func (ws *workloadState) owner() metav1.OwnerReference {
+	if ws.spec.Job != "" {
+		return metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: ws.name, UID: types.UID("job-" + ws.name), Controller: ptr.To(true)}
+	}
+	return metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: ws.name + "-rs", UID: types.UID("rs-" + ws.name), Controller: ptr.To(true)}
 }
 
 // desired is how many pods should exist at elapsed time t.
@@ -96,6 +106,7 @@ func (w *world) createPod(ctx context.Context, ws *workloadState) error {
 		Spec:       *ws.template.Spec.DeepCopy(),
 	}
 	pod.Namespace, pod.Name = ws.namespace, fmt.Sprintf("%s-%06d", ws.name, ws.seq)
+	pod.OwnerReferences = []metav1.OwnerReference{ws.owner()}
 	pod.CreationTimestamp = metav1.NewTime(w.clk.Now())
 	pod.Status.Phase = corev1.PodPending
 	if pod.Spec.SchedulerName == "" {
@@ -104,7 +115,7 @@ func (w *world) createPod(ctx context.Context, ws *workloadState) error {
 	if err := w.kube.Create(ctx, pod); err != nil {
 		return fmt.Errorf("creating pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	sp := &simPod{key: pod.Namespace + "/" + pod.Name, tier: ws.tier, workload: ws, created: w.clk.Now()}
+	sp := &simPod{key: pod.Namespace + "/" + pod.Name, tier: ws.tier, workload: ws, created: w.clk.Now(), pod: pod}
 	w.pods[sp.key] = sp
 	ws.live = append(ws.live, sp)
 	w.dirty = true
@@ -124,6 +135,9 @@ func (w *world) deletePod(ctx context.Context, sp *simPod) error {
 
 // forget drops a pod that is gone (deleted, evicted, or lost with its node).
 func (w *world) forget(sp *simPod) {
+	if _, tracked := w.pods[sp.key]; tracked && !sp.running && (sp.workload == nil || sp.finishAt.IsZero()) {
+		w.out.neverRan[sp.tier] = append(w.out.neverRan[sp.tier], w.clk.Since(sp.created))
+	}
 	delete(w.pods, sp.key)
 	if ws := sp.workload; ws != nil {
 		for i, p := range ws.live {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/catalogue"
 	"github.com/stowage-dev/stowage/controller/scheduling"
+	"github.com/stowage-dev/stowage/controller/simulate/report"
 	"github.com/stowage-dev/stowage/controller/state"
 	"github.com/stowage-dev/stowage/internal/awsemu"
 )
@@ -38,6 +40,8 @@ type world struct {
 	emu      *awsemu.Emulator
 	capacity *capacityModel
 	infos    map[string]catalogue.Info
+	// images are the emulator's public image parameters -> image ids.
+	images map[string]string
 
 	workloads     []*workloadState
 	interruptions *interruptions
@@ -58,6 +62,8 @@ type world struct {
 
 // simPod is a pod of a workload and its history.
 type simPod struct {
+	// pod is the latest copy the world wrote.
+	pod      *corev1.Pod
 	key      string
 	tier     string
 	workload *workloadState
@@ -87,7 +93,7 @@ type simInstance struct {
 
 func newWorld(s *Scenario, seed int64, name string) (*world, error) {
 	clk := clocktesting.NewFakeClock(epoch)
-	emu, err := newEmulator(s, clk, seed)
+	emu, images, err := newEmulator(s, clk, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +103,7 @@ func newWorld(s *Scenario, seed int64, name string) (*world, error) {
 		return nil, err
 	}
 	w := &world{s: s, clk: clk, rng: rand.New(rand.NewPCG(uint64(seed), 0x5354)), kube: k, cluster: cluster, emu: emu,
-		capacity: newCapacityModel(s, emu), infos: map[string]catalogue.Info{},
+		capacity: newCapacityModel(s, emu), infos: map[string]catalogue.Info{}, images: images,
 		pods: map[string]*simPod{}, instances: map[string]*simInstance{}, terminating: map[string]bool{}, unschedulable: func(*corev1.Pod) {},
 		out: newSystemResult(name)}
 	for _, info := range catalogue.Builtin() {
@@ -223,13 +229,13 @@ func client404(err error) error {
 func duration(d time.Duration) metav1.Duration { return metav1.Duration{Duration: d} }
 
 // price is an offering's hourly price in the capacity model.
-func (w *world) price(o offering) float64 {
+func (w *world) price(o report.Offering) float64 {
 	p, _ := w.emu.Pool(awsemu.PoolKey{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType})
 	return p.Price
 }
 
 // short reports whether an offering can start no instance now.
-func (w *world) short(o offering) bool {
+func (w *world) short(o report.Offering) bool {
 	p, ok := w.emu.Pool(awsemu.PoolKey{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType})
 	return !ok || p.Short || p.Capacity <= 0
 }
@@ -252,23 +258,23 @@ func (w *world) amiFamily(claim *v1alpha1.NodeClaim) string {
 // recordFallback notes a launch that did not get the cheapest offering its
 // claim allows because that offering was short.
 func (w *world) recordFallback(claim *v1alpha1.NodeClaim, in *simInstance) {
-	chosen := offering{in.instanceType, in.zone, in.capacityType}
+	chosen := offer(in.instanceType, in.zone, in.capacityType)
 	preferred, ok := w.cheapestAllowed(claim)
 	if !ok || preferred == chosen || !w.short(preferred) {
 		return
 	}
-	w.out.fallbacks = append(w.out.fallbacks, fallback{at: w.elapsed(), short: preferred, chosen: chosen,
-		nodeClaim: claim.Name, nodePool: claim.Labels[v1alpha1.LabelNodePool]})
+	w.out.fallbacks = append(w.out.fallbacks, report.Fallback{At: w.clk.Now(), Short: preferred, Chosen: chosen,
+		Reason: fmt.Sprintf("nodeclaim %s of nodepool %s: %s is short", claim.Name, claim.Labels[v1alpha1.LabelNodePool], preferred)})
 }
 
 // cheapestAllowed is the cheapest offering the claim's requirements allow, in
 // the capacity model, short or not.
-func (w *world) cheapestAllowed(claim *v1alpha1.NodeClaim) (offering, bool) {
+func (w *world) cheapestAllowed(claim *v1alpha1.NodeClaim) (report.Offering, bool) {
 	reqs := scheduling.FromAPI(claim.Spec.Requirements)
-	var best offering
+	var best report.Offering
 	bestPrice := math.Inf(1)
 	for _, key := range w.emu.PoolKeys() {
-		o := offering{key.InstanceType, key.Zone, key.CapacityType}
+		o := offer(key.InstanceType, key.Zone, key.CapacityType)
 		if !reqs.Get(corev1.LabelInstanceTypeStable).Has(o.InstanceType) || !reqs.Get(corev1.LabelTopologyZone).Has(o.Zone) ||
 			!reqs.Get(v1alpha1.LabelCapacityType).Has(o.CapacityType) {
 			continue
@@ -278,4 +284,8 @@ func (w *world) cheapestAllowed(claim *v1alpha1.NodeClaim) (offering, bool) {
 		}
 	}
 	return best, !math.IsInf(bestPrice, 1)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }

@@ -194,3 +194,15 @@ func (e *Emulator) SeedEKSImages(k8sVersion string) map[string]string {
 		fmt.Sprintf("bottlerocket-aws-k8s-%s-nvidia-x86_64-v1", k8sVersion), "x86_64")
 	return out
 }
+
+// AddLaunchTemplate adds a launch template, as an Auto Scaling group's would
+// be, and returns its id.
+func (e *Emulator) AddLaunchTemplate(lt LaunchTemplate) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	lt.ID = "lt-" + e.newID("x")[2:]
+	lt.CreateTime = e.clk.Now()
+	lt.Tags, lt.InstanceTags = cloneTags(lt.Tags), cloneTags(lt.InstanceTags)
+	e.lts[lt.ID] = &lt
+	return lt.ID
+}

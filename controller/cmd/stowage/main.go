@@ -1,5 +1,5 @@
-// Command stowage is Stowage's one binary: `schedule` answers what Stowage would
-// decide on a snapshot of a cluster; more subcommands join it as they are built.
+// Command stowage is Stowage's one binary: `run` is the in-cluster controller;
+// `schedule` answers what Stowage would decide on a snapshot of a cluster.
 package main
 
 import (
@@ -11,6 +11,8 @@ import (
 const usage = `usage: stowage <command> [flags]
 
 commands:
+  run        run the controller in the cluster (flags: stowage run -h)
+  simulate   replay a scenario on a virtual clock, optionally beside Cluster Autoscaler
   schedule   decide where pending pods go and which nodes to launch, from a snapshot file
 `
 
@@ -24,8 +26,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
+	case "run":
+		return runController(args[1:], stderr)
 	case "schedule":
 		return runSchedule(args[1:], stdout, stderr)
+	case "simulate":
+		return runSimulate(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

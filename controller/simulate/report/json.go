@@ -45,6 +45,7 @@ type jsonSystem struct {
 type jsonTier struct {
 	Name          string      `json:"name"`
 	PodsStarted   int         `json:"pods_started"`
+	PodsNeverRan  int         `json:"pods_never_ran"`
 	TimeToRunning jsonLatency `json:"time_to_running"`
 	MaxPending    int         `json:"max_pending"`
 }
@@ -161,7 +162,7 @@ func toJSONSystem(s *System) jsonSystem {
 		Consolidations: make([]jsonConsolidation, 0, len(s.Consolidations))}
 	for _, t := range s.Tiers {
 		l := t.TimeToRunning
-		js.Tiers = append(js.Tiers, jsonTier{Name: t.Name, PodsStarted: t.PodsStarted, MaxPending: t.MaxPending,
+		js.Tiers = append(js.Tiers, jsonTier{Name: t.Name, PodsStarted: t.PodsStarted, PodsNeverRan: t.PodsNeverRan, MaxPending: t.MaxPending,
 			TimeToRunning: jsonLatency{P50: seconds(l.P50), P95: seconds(l.P95), P99: seconds(l.P99)}})
 	}
 	for _, f := range s.Fallbacks {

@@ -30,6 +30,7 @@ type doc struct {
 		Tiers           []struct {
 			Name          string             `json:"name"`
 			PodsStarted   int                `json:"pods_started"`
+			PodsNeverRan  int                `json:"pods_never_ran"`
 			TimeToRunning map[string]float64 `json:"time_to_running"`
 			MaxPending    int                `json:"max_pending"`
 		} `json:"tiers"`

@@ -38,7 +38,10 @@ type System struct {
 type Tier struct {
 	Name        string
 	PodsStarted int
-	// TimeToRunning is from a pod's creation to Running.
+	// PodsNeverRan were deleted while pending or still pending at the end.
+	PodsNeverRan int
+	// TimeToRunning is from a pod's creation to Running; a pod that never ran
+	// counts the time it waited, so that a shortage shows in the percentiles.
 	TimeToRunning Latency
 	// MaxPending is the most pods of the tier pending at once.
 	MaxPending int

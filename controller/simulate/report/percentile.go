@@ -24,7 +24,9 @@ func NewLatency(samples []time.Duration) Latency {
 	return Latency{P50: Percentile(sorted, 50), P95: Percentile(sorted, 95), P99: Percentile(sorted, 99)}
 }
 
-// NewTier builds a Tier from every started pod's time to Running.
-func NewTier(name string, timesToRunning []time.Duration, maxPending int) Tier {
-	return Tier{Name: name, PodsStarted: len(timesToRunning), TimeToRunning: NewLatency(timesToRunning), MaxPending: maxPending}
+// NewTier builds a Tier from every started pod's time to Running and the
+// waits of the pods that never ran.
+func NewTier(name string, timesToRunning, neverRan []time.Duration, maxPending int) Tier {
+	return Tier{Name: name, PodsStarted: len(timesToRunning), PodsNeverRan: len(neverRan),
+		TimeToRunning: NewLatency(slices.Concat(timesToRunning, neverRan)), MaxPending: maxPending}
 }

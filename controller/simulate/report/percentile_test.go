@@ -67,8 +67,16 @@ func TestPercentileBounds(t *testing.T) {
 }
 
 func TestNewTier(t *testing.T) {
-	tier := report.NewTier("web", secondsUpTo(20), 7)
+	tier := report.NewTier("web", secondsUpTo(20), nil, 7)
 	if tier.Name != "web" || tier.PodsStarted != 20 || tier.MaxPending != 7 || tier.TimeToRunning.P95 != 19*time.Second {
+		t.Fatalf("NewTier = %+v", tier)
+	}
+}
+
+func TestNewTierCountsThePodsThatNeverRanByTheirWait(t *testing.T) {
+	// 18 pods ran in 1..18 s; two never ran and waited an hour: p95 (rank 19 of 20) is an hour.
+	tier := report.NewTier("gpu", secondsUpTo(18), []time.Duration{time.Hour, time.Hour}, 2)
+	if tier.PodsStarted != 18 || tier.PodsNeverRan != 2 || tier.TimeToRunning.P50 != 10*time.Second || tier.TimeToRunning.P95 != time.Hour {
 		t.Fatalf("NewTier = %+v", tier)
 	}
 }

@@ -99,5 +99,9 @@ func tierCellOf(tiers []Tier, name string) tierCell {
 	}
 	t := tiers[i]
 	l := t.TimeToRunning
-	return tierCell{fmt.Sprint(t.PodsStarted), formatDuration(l.P50), formatDuration(l.P95), formatDuration(l.P99), fmt.Sprint(t.MaxPending)}
+	pods := fmt.Sprint(t.PodsStarted)
+	if t.PodsNeverRan > 0 {
+		pods += fmt.Sprintf("+%d", t.PodsNeverRan)
+	}
+	return tierCell{pods, formatDuration(l.P50), formatDuration(l.P95), formatDuration(l.P99), fmt.Sprint(t.MaxPending)}
 }
