@@ -311,6 +311,9 @@ func (s *Scenario) validate() error {
 			if g.Max <= 0 || g.Min < 0 || g.Min > g.Max {
 				bad(f, "needs 0 <= min <= max and max > 0")
 			}
+			if g.CapacityType != "" && g.CapacityType != v1alpha1.CapacityTypeOnDemand && g.CapacityType != v1alpha1.CapacityTypeSpot {
+				bad(f+".capacityType", "%q: an Auto Scaling group runs on-demand or spot", g.CapacityType)
+			}
 		}
 	}
 	for _, np := range s.NodePools {

@@ -1,0 +1,165 @@
+package simulate_test
+
+import (
+	"bytes"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stowage-dev/stowage/controller/simulate"
+	"github.com/stowage-dev/stowage/controller/simulate/report"
+)
+
+func readScenario(t testing.TB, path string) *simulate.Scenario {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := simulate.ReadScenario(f)
+	if err != nil {
+		t.Fatalf("reading %s: %v", path, err)
+	}
+	return s
+}
+
+func run(t testing.TB, s *simulate.Scenario, compare bool) *report.Report {
+	t.Helper()
+	r, err := simulate.Run(t.Context(), s, simulate.Options{CompareCAS: compare})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func system(t testing.TB, r *report.Report, name string) report.System {
+	t.Helper()
+	for _, s := range r.Systems {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("no system %s in the report", name)
+	return report.System{}
+}
+
+func TestShortageForcesTheFallbackType(t *testing.T) {
+	r := run(t, readScenario(t, "testdata/gpu-shortage.yaml"), true)
+	stowage := system(t, r, simulate.SystemStowage)
+	if len(stowage.Fallbacks) == 0 {
+		t.Fatal("stowage took no fallback")
+	}
+	for _, f := range stowage.Fallbacks {
+		if f.Short.InstanceType != "g5.12xlarge" || f.Chosen.InstanceType != "g5.24xlarge" {
+			t.Errorf("fallback %s -> %s, want g5.12xlarge -> g5.24xlarge", f.Short, f.Chosen)
+		}
+	}
+	if got := stowage.Series.NodesByInstanceType["g5.12xlarge"]; slices.Max(append(got, 0)) != 0 {
+		t.Errorf("stowage ran a g5.12xlarge node, which has no capacity: %v", got)
+	}
+	if tier := stowage.Tiers[0]; tier.PodsStarted != 1 || tier.TimeToRunning.P99 > 5*time.Minute {
+		t.Errorf("stowage's vllm pod: %+v, want it running within 5 minutes", tier)
+	}
+	cas := system(t, r, simulate.SystemClusterAutoscaler)
+	if tier := cas.Tiers[0]; tier.PodsStarted != 0 || tier.PodsNeverRan != 1 {
+		t.Errorf("cluster-autoscaler's vllm pod: %+v, want it never to run: its only type has no capacity", tier)
+	}
+	for _, f := range cas.Fallbacks {
+		if f.Chosen != (report.Offering{}) {
+			t.Errorf("the node group fell back to %s; it has no other type", f.Chosen)
+		}
+	}
+}
+
+func TestNodeGroupBacksOffAsClusterAutoscalerDoes(t *testing.T) {
+	r := run(t, readScenario(t, "testdata/gpu-shortage.yaml"), true)
+	cas := system(t, r, simulate.SystemClusterAutoscaler)
+	// The scale-up fails at the first scan; CA's defaults then back the group
+	// off 5, 10 and 20 minutes: retries at 0, 5 and 15 minutes in a 30-minute run.
+	var attempts []time.Duration
+	for _, f := range cas.Fallbacks {
+		at := f.At.Sub(r.Start)
+		if len(attempts) == 0 || at-attempts[len(attempts)-1] > time.Minute {
+			attempts = append(attempts, at)
+		}
+	}
+	want := []time.Duration{0, 5 * time.Minute, 15 * time.Minute}
+	if len(attempts) != len(want) {
+		t.Fatalf("scale-up attempts at %v, want %v", attempts, want)
+	}
+	for i := range want {
+		if d := attempts[i] - want[i]; d < 0 || d > 20*time.Second {
+			t.Errorf("attempt %d at %s, want %s (within one scan)", i, attempts[i], want[i])
+		}
+	}
+}
+
+func TestScaleUpLaunchesTheExpectedNodes(t *testing.T) {
+	r := run(t, readScenario(t, "testdata/scale-up-down.yaml"), false)
+	stowage := system(t, r, simulate.SystemStowage)
+	if peak := slices.Max(stowage.Series.NodesTotal()); peak != 10 {
+		t.Errorf("peak nodes %d, want 10 (30 pods, 3 per c6i.xlarge)", peak)
+	}
+	if tier := stowage.Tiers[0]; tier.PodsStarted != 30 || tier.PodsNeverRan != 0 {
+		t.Errorf("web: %+v, want 30 pods started", tier)
+	}
+}
+
+func TestSameSeedSameReport(t *testing.T) {
+	s := readScenario(t, "../../examples/scenarios/2am-spike.yaml")
+	s.Spec.Duration.Duration = 150 * time.Minute
+	var outs [2]bytes.Buffer
+	for i := range outs {
+		if err := report.WriteJSON(&outs[i], run(t, s, true)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(outs[0].Bytes(), outs[1].Bytes()) {
+		t.Fatal("two runs with the same scenario and seed gave different reports")
+	}
+	seed := int64(99)
+	other, err := simulate.Run(t.Context(), s, simulate.Options{Seed: &seed, CompareCAS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var third bytes.Buffer
+	if err := report.WriteJSON(&third, other); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(outs[0].Bytes(), third.Bytes()) {
+		t.Error("another seed gave the same report: the seed drives nothing")
+	}
+}
+
+func TestBadScenariosNameTheField(t *testing.T) {
+	base, err := os.ReadFile("testdata/scale-up-down.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, from, to, want string
+	}{
+		{"no duration", "duration: 90m", "duration: 0s", "spec.duration"},
+		{"unknown field", "seed: 3", "seed: 3\n  speed: 3", `unknown field "speed"`},
+		{"unknown deployment", "- deployment: web", "- deployment: api", `spec.workloads[0].deployment: no Deployment "api"`},
+		{"points out of order", "- {at: 40m, count: 0}", "- {at: 5m, count: 0}", "spec.workloads[0].replicas[2].at"},
+		{"bad capacity type", "instanceType: c6i.xlarge, zones", "instanceType: c6i.xlarge, capacityType: cheap, zones", "capacityType"},
+		{"bad node pool", "operator: In, values: [c6i.xlarge]", "operator: Gt, values: [c6i.xlarge]", "NodePool web"},
+		{"unknown kind", "kind: Deployment", "kind: StatefulSet", `kind "StatefulSet" is not part of a scenario`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := strings.Replace(string(base), tc.from, tc.to, 1)
+			if doc == string(base) {
+				t.Fatalf("the case changes nothing: %q not found", tc.from)
+			}
+			_, err := simulate.ReadScenario(strings.NewReader(doc))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
