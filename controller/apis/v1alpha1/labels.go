@@ -55,6 +55,53 @@ const (
 	TerminationFinalizer = Group + "/termination"
 )
 
+// The interruption mark: what the interruption Lambda writes on a Node when
+// AWS announces that its instance will be interrupted, and what the
+// interruption controller acts on. controller/interruption.MarkNode is the
+// only writer of the format; docs/interruption.md describes the contract.
+const (
+	// AnnotationInterruptionKind names what AWS announced, one of the
+	// InterruptionKind values; a Node carrying it is marked.
+	AnnotationInterruptionKind = Group + "/interruption-kind"
+	// AnnotationInterruptionDeadline is when the instance is expected to be
+	// interrupted, in RFC 3339 (UTC); absent when the event names no time.
+	AnnotationInterruptionDeadline = Group + "/interruption-deadline"
+	// AnnotationInterruptionEventID is the id of the EventBridge event that
+	// marked the Node; marking a Node again with the same id changes nothing.
+	AnnotationInterruptionEventID = Group + "/interruption-event-id"
+	// TaintKeyInterrupted keeps new pods off a marked Node (effect NoSchedule);
+	// its value is the interruption kind.
+	TaintKeyInterrupted = Group + "/interrupted"
+)
+
+// Values of AnnotationInterruptionKind (and of the TaintKeyInterrupted taint).
+const (
+	// InterruptionKindSpotInterruption: an EC2 Spot Instance Interruption
+	// Warning; EC2 reclaims the instance two minutes after it.
+	InterruptionKindSpotInterruption = "spot-interruption"
+	// InterruptionKindRebalanceRecommendation: an EC2 Instance Rebalance
+	// Recommendation; the spot instance is at elevated risk of interruption.
+	InterruptionKindRebalanceRecommendation = "rebalance-recommendation"
+	// InterruptionKindScheduledChange: an AWS Health scheduled change (such as
+	// a retirement or maintenance) affecting the instance.
+	InterruptionKindScheduledChange = "scheduled-change"
+	// InterruptionKindInstanceStopping: an EC2 Instance State-change
+	// Notification that the instance is stopping or stopped.
+	InterruptionKindInstanceStopping = "instance-stopping"
+	// InterruptionKindInstanceTerminating: an EC2 Instance State-change
+	// Notification that the instance is shutting down or terminated.
+	InterruptionKindInstanceTerminating = "instance-terminating"
+)
+
+// InterruptionKinds lists every value of AnnotationInterruptionKind.
+var InterruptionKinds = []string{
+	InterruptionKindSpotInterruption,
+	InterruptionKindRebalanceRecommendation,
+	InterruptionKindScheduledChange,
+	InterruptionKindInstanceStopping,
+	InterruptionKindInstanceTerminating,
+}
+
 // DisruptedNoScheduleTaint is put on a node before it is drained.
 var DisruptedNoScheduleTaint = corev1.Taint{Key: TaintKeyDisrupted, Effect: corev1.TaintEffectNoSchedule}
 
