@@ -1,0 +1,124 @@
+package disruption
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+)
+
+// Unbounded is the budget of a pool none of whose budgets is active for a
+// reason: any number of its nodes may be disrupted.
+const Unbounded = math.MaxInt32
+
+// Budgets is how many more nodes of each pool may be disrupted now for one
+// reason: NodePool name -> count. A pool missing from it allows none.
+type Budgets map[string]int
+
+// NewBudgets works out each pool's budget for reason at now, as Karpenter
+// does: the smallest allowance among the pool's budgets that are active and
+// apply to reason (Unbounded when none is), a percentage taken of the pool's
+// initialized nodes and rounded up, less the pool's nodes already being
+// disrupted (marked for deletion, or not Ready), and never below zero.
+//
+// pools is NodePool name -> pool with the defaults applied. A budget that
+// cannot be evaluated (a schedule the cron parser rejects) allows nothing:
+// the error names each one, and the other pools' budgets still stand.
+func NewBudgets(nodes []*scheduler.StateNode, pools map[string]*v1alpha1.NodePool, now time.Time, reason string) (Budgets, error) {
+	total, disrupting := countNodes(nodes)
+	out := make(Budgets, len(pools))
+	var errs []error
+	for name, pool := range pools {
+		allowed, err := allowedDisruptions(pool, total[name], now, reason)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("evaluating the budgets of nodepool %s: %w", name, err))
+		}
+		out[name] = max(allowed-disrupting[name], 0)
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return out, errors.Join(errs...)
+}
+
+// countNodes counts, by pool, the initialized nodes Stowage manages and,
+// among them, those already being disrupted.
+func countNodes(nodes []*scheduler.StateNode) (total, disrupting map[string]int) {
+	total, disrupting = map[string]int{}, map[string]int{}
+	for _, sn := range nodes {
+		if !managed(sn) || !initialized(sn) {
+			continue
+		}
+		pool := sn.NodeClaim.Labels[v1alpha1.LabelNodePool]
+		total[pool]++
+		if sn.MarkedForDeletion || !nodeReady(sn.Node) {
+			disrupting[pool]++
+		}
+	}
+	return total, disrupting
+}
+
+// allowedDisruptions is the smallest allowance of the pool's budgets that
+// are active at now and apply to reason, for a pool of nodes nodes.
+func allowedDisruptions(pool *v1alpha1.NodePool, nodes int, now time.Time, reason string) (int, error) {
+	allowed := Unbounded
+	var errs []error
+	for i, b := range pool.Spec.Disruption.Budgets {
+		if len(b.Reasons) > 0 && !slices.Contains(b.Reasons, reason) {
+			continue
+		}
+		n, err := budgetAllows(b, nodes, now)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("budget %d: %w", i, err))
+		}
+		allowed = min(allowed, n)
+	}
+	return allowed, errors.Join(errs...)
+}
+
+// budgetAllows is how many of nodes one budget lets be disrupted at now:
+// Unbounded outside its window, 0 when it cannot be evaluated.
+func budgetAllows(b v1alpha1.Budget, nodes int, now time.Time) (int, error) {
+	active, err := Active(b, now)
+	if err != nil {
+		return 0, err
+	}
+	if !active {
+		return Unbounded, nil
+	}
+	n, err := v1alpha1.ParseBudgetNodes(b.Nodes)
+	if err != nil {
+		return 0, fmt.Errorf("reading nodes %q: %w", b.Nodes, err)
+	}
+	if !n.Percent {
+		return n.Value, nil
+	}
+	// Rounding up, as Kubernetes does for a PDB's maxUnavailable and
+	// Karpenter for budgets: 5% of 10 nodes lets one go rather than none.
+	return (nodes*n.Value + 99) / 100, nil
+}
+
+// Active reports whether a budget applies at now: always without a
+// schedule, otherwise for Duration after each time the schedule (a cron
+// expression in UTC) fires, from the firing included to its end excluded.
+func Active(b v1alpha1.Budget, now time.Time) (bool, error) {
+	if b.Schedule == nil && b.Duration == nil {
+		return true, nil
+	}
+	if b.Schedule == nil || b.Duration == nil {
+		return false, errors.New("schedule and duration go together; set both or neither")
+	}
+	schedule, err := cron.ParseStandard("TZ=UTC " + *b.Schedule)
+	if err != nil {
+		return false, fmt.Errorf("parsing schedule %q: %w", *b.Schedule, err)
+	}
+	// The first firing after the window's length ago, if not in the future,
+	// opened a window that is still open; later firings only extend it.
+	now = now.UTC()
+	return !schedule.Next(now.Add(-b.Duration.Duration)).After(now), nil
+}

@@ -1,0 +1,62 @@
+package disruption
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+)
+
+// Event reasons the disruption controller publishes, on both the NodeClaim
+// and the Node.
+const (
+	// ReasonDisrupting: the NodeClaim is being deleted for a disruption reason.
+	ReasonDisrupting = "Disrupting"
+	// ReasonDisruptionBlocked: a method would disrupt the node but may not
+	// now; the note says why. Published when the reason first appears or changes.
+	ReasonDisruptionBlocked = "DisruptionBlocked"
+)
+
+// Event is one Kubernetes event; the constructors below keep every reason
+// and wording of the disruption events in one place.
+type Event struct {
+	Regarding runtime.Object
+	Type      string
+	Reason    string
+	Action    string
+	Note      string
+}
+
+// maxNote is the events.k8s.io/v1 limit on an event's note.
+const maxNote = 1024
+
+func publish(rec events.EventRecorder, evs ...Event) {
+	if rec == nil {
+		return
+	}
+	for _, e := range evs {
+		note := e.Note
+		if len(note) > maxNote {
+			note = strings.ToValidUTF8(note[:maxNote-len("...")], "") + "..."
+		}
+		rec.Eventf(e.Regarding, nil, e.Type, e.Reason, e.Action, "%s", note)
+	}
+}
+
+// onBoth returns e about the candidate's NodeClaim and about its Node.
+func onBoth(c *Candidate, e Event) []Event {
+	onClaim, onNode := e, e
+	onClaim.Regarding, onNode.Regarding = c.NodeClaim, c.Node
+	return []Event{onClaim, onNode}
+}
+
+func disruptingEvents(c *Candidate, reason string) []Event {
+	return onBoth(c, Event{Type: corev1.EventTypeNormal, Reason: ReasonDisrupting, Action: "Disrupt",
+		Note: "Disrupting node " + c.Node.Name + " (NodeClaim " + c.NodeClaim.Name + "), reason " + reason + ": deleting the NodeClaim"})
+}
+
+func blockedEvents(b Blocked, method Method) []Event {
+	return onBoth(b.Candidate, Event{Type: corev1.EventTypeNormal, Reason: ReasonDisruptionBlocked, Action: "Disrupt",
+		Note: "Cannot disrupt node " + b.Candidate.Node.Name + " (" + method.Reason() + "): " + b.Why})
+}
