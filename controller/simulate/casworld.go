@@ -161,9 +161,11 @@ func isUnschedulable(pod *corev1.Pod) bool {
 // Nodes implements cas.World: every instance of a group, Ready once its node registered.
 func (sys *casSystem) Nodes() []cas.Node {
 	byNode := map[string][]*corev1.Pod{}
+	requested := map[string]scheduling.Resources{}
 	for _, sp := range sys.w.sortedPods() {
 		if sp.node != "" {
 			byNode[sp.node] = append(byNode[sp.node], sp.pod)
+			requested[sp.node] = requested[sp.node].Add(sp.requests)
 		}
 	}
 	var out []cas.Node
@@ -176,9 +178,7 @@ func (sys *casSystem) Nodes() []cas.Node {
 		if in.node != "" {
 			n.Name = in.node
 			n.Pods = byNode[in.node]
-			for _, p := range n.Pods {
-				n.Requested = n.Requested.Add(scheduling.PodRequests(p))
-			}
+			n.Requested = requested[in.node]
 			n.Requested.Pods = int64(len(n.Pods))
 		}
 		out = append(out, n)

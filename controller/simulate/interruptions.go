@@ -114,8 +114,11 @@ func (w *world) oldestSpot(instanceType, zone string) *simInstance {
 }
 
 func (w *world) allRunning() bool {
-	for _, sp := range w.pods {
-		if !sp.running {
+	if w.unbound > 0 {
+		return false
+	}
+	for _, sp := range w.starting {
+		if w.pods[sp.key] == sp {
 			return false
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -47,8 +46,9 @@ func (w *world) nodeFor(in *simInstance) (*corev1.Node, error) {
 		return nil, fmt.Errorf("instance %s: type %s is not in the catalogue", in.id, in.instanceType)
 	}
 	it := catalogue.NewInstanceType(info, catalogue.Options{Region: w.s.region(), Zones: w.s.zones()}, nil)
-	cur, _ := w.emu.Instance(in.id)
-	name := "ip-" + strings.ReplaceAll(cur.PrivateIP, ".", "-") + ".ec2.internal"
+	// Resource-based hostnames (EC2's "resource name" hostname type): unique
+	// where an IP address may be reused while an old Node still drains.
+	name := in.id + "." + w.s.region() + ".compute.internal"
 	labels := map[string]string{
 		corev1.LabelHostname:           name,
 		corev1.LabelInstanceTypeStable: in.instanceType,
@@ -87,16 +87,22 @@ func resourceList(rl corev1.ResourceList) corev1.ResourceList {
 // time; a Job's pod then finishes after its run time.
 func (w *world) startPods() {
 	now := w.clk.Now()
-	for _, sp := range w.sortedPods() {
-		if sp.bound.IsZero() || sp.running || now.Before(sp.runningAt) {
-			continue
-		}
-		sp.running = true
-		w.out.podRunning(sp.tier, sp.runningAt.Sub(sp.created))
-		if sp.workload != nil && sp.workload.spec.Job != "" {
-			sp.finishAt = sp.runningAt.Add(sp.workload.spec.RunFor.Duration)
+	var still []*simPod
+	for _, sp := range w.starting {
+		switch {
+		case w.pods[sp.key] != sp:
+		case now.Before(sp.runningAt):
+			still = append(still, sp)
+		default:
+			sp.running = true
+			w.out.podRunning(sp.tier, sp.runningAt.Sub(sp.created))
+			if sp.workload != nil && sp.workload.spec.Job != "" {
+				sp.finishAt = sp.runningAt.Add(sp.workload.spec.RunFor.Duration)
+				w.finishing = append(w.finishing, sp)
+			}
 		}
 	}
+	w.starting = still
 }
 
 // reapInstances is the cloud controller manager's part: the Node of an

@@ -8,27 +8,154 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+	"github.com/stowage-dev/stowage/controller/scheduling"
 )
 
-// schedulePods is kube-scheduler's part: pending pods are bound to Ready
-// nodes that take them, by the same predicates the solver checks; the rest are
-// marked Unschedulable, which is what the autoscalers watch for. It runs when
-// something changed, as kube-scheduler retries on cluster events.
+// schedulePods is kube-scheduler's part: each pending pod is bound to the
+// Ready node that passes its filters (resources, taints, node affinity) with
+// the most room left (the default LeastAllocated score); pods with inter-pod
+// affinity or hard topology spread are placed by the solver's predicates
+// instead. The rest are marked Unschedulable, which is what the autoscalers
+// watch for. It runs when something changed, as kube-scheduler retries on
+// cluster events.
 func (w *world) schedulePods(ctx context.Context) error {
-	if !w.dirty {
+	if !w.dirty && !w.newPods {
 		return nil
 	}
-	w.dirty = false
-	var pending []*corev1.Pod
-	for _, p := range w.cluster.PendingPods() {
-		if p.DeletionTimestamp == nil && !ownedByDaemonSet(p) {
-			pending = append(pending, p)
+	// A new pod is tried at once; pods already found unschedulable wait for a
+	// cluster event (a node added or changed, a pod gone), as in
+	// kube-scheduler's unschedulable queue.
+	retryAll := w.dirty
+	w.dirty, w.newPods = false, false
+	var simple, topological []*simPod
+	for _, sp := range w.sortedPods() {
+		switch {
+		case !sp.bound.IsZero():
+		case !retryAll && isUnschedulable(sp.pod):
+		case hasPodTopology(sp.pod):
+			topological = append(topological, sp)
+		default:
+			simple = append(simple, sp)
 		}
 	}
-	if len(pending) == 0 {
+	if len(simple)+len(topological) == 0 {
 		return nil
+	}
+	nodes := w.schedulableNodes()
+	// Pods of one workload are alike: once one fits nowhere, so do the rest
+	// in this pass.
+	full := map[*workloadState]bool{}
+	for _, sp := range simple {
+		if sp.workload != nil && full[sp.workload] {
+			if err := w.markUnschedulable(ctx, sp, fmt.Sprintf("0/%d nodes are available: no node has room and matches", len(nodes))); err != nil {
+				return err
+			}
+			continue
+		}
+		if n := bestFit(nodes, sp); n != nil {
+			n.requested = n.requested.Add(sp.requests)
+			if err := w.bind(ctx, sp, n.node.Name); err != nil {
+				return err
+			}
+			continue
+		}
+		full[sp.workload] = true
+		if err := w.markUnschedulable(ctx, sp, fmt.Sprintf("0/%d nodes are available: no node has room and matches", len(nodes))); err != nil {
+			return err
+		}
+	}
+	return w.scheduleTopological(ctx, topological)
+}
+
+// schedNode is a Ready node as the scheduler model sees it.
+type schedNode struct {
+	node        *corev1.Node
+	allocatable scheduling.Resources
+	requested   scheduling.Resources
+}
+
+// schedulableNodes lists the Ready nodes that take pods, with what their bound
+// pods request, in name order.
+func (w *world) schedulableNodes() []*schedNode {
+	byName := map[string]*schedNode{}
+	for _, in := range w.instances {
+		if in.node == "" {
+			continue
+		}
+		node, ok := w.kube.mirror.peek(in.node)
+		if !ok || !nodeReady(node) || node.DeletionTimestamp != nil || node.Spec.Unschedulable {
+			continue
+		}
+		byName[node.Name] = &schedNode{node: node, allocatable: scheduling.FromList(node.Status.Allocatable)}
+	}
+	for _, sp := range w.pods {
+		if n, ok := byName[sp.node]; ok {
+			n.requested = n.requested.Add(sp.requests)
+		}
+	}
+	out := make([]*schedNode, 0, len(byName))
+	for _, name := range sortedKeys(byName) {
+		out = append(out, byName[name])
+	}
+	return out
+}
+
+// bestFit is the node with the most room left (mean free fraction of CPU and
+// memory) among those the pod passes every filter of; ties go to the first by name.
+func bestFit(nodes []*schedNode, sp *simPod) *schedNode {
+	var best *schedNode
+	bestScore := -1.0
+	affinity := nodeaffinity.GetRequiredNodeAffinity(sp.pod)
+	for _, n := range nodes {
+		want := n.requested.Add(sp.requests)
+		want.Pods++
+		if !want.Fits(n.allocatable) {
+			continue
+		}
+		if scheduling.Tolerates(n.node.Spec.Taints, sp.pod.Spec.Tolerations) != nil {
+			continue
+		}
+		if ok, _ := affinity.Match(n.node); !ok {
+			continue
+		}
+		score := freeFraction(n.allocatable.CPU, want.CPU) + freeFraction(n.allocatable.Memory, want.Memory)
+		if score > bestScore {
+			best, bestScore = n, score
+		}
+	}
+	return best
+}
+
+func freeFraction(allocatable, used int64) float64 {
+	if allocatable <= 0 {
+		return 0
+	}
+	return float64(allocatable-used) / float64(allocatable)
+}
+
+// hasPodTopology reports whether the pod has inter-pod (anti-)affinity or a
+// hard topology spread, which the simple filters do not check.
+func hasPodTopology(pod *corev1.Pod) bool {
+	if a := pod.Spec.Affinity; a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil) {
+		return true
+	}
+	return slices.ContainsFunc(pod.Spec.TopologySpreadConstraints, func(c corev1.TopologySpreadConstraint) bool {
+		return c.WhenUnsatisfiable == corev1.DoNotSchedule
+	})
+}
+
+// scheduleTopological places pods with inter-pod constraints by the solver's
+// predicates over the Ready nodes and the pods bound to them.
+func (w *world) scheduleTopological(ctx context.Context, pods []*simPod) error {
+	if len(pods) == 0 {
+		return nil
+	}
+	pending := make([]*corev1.Pod, len(pods))
+	for i, sp := range pods {
+		pending[i] = sp.pod
 	}
 	snap := w.cluster.Snapshot(pending, nil)
 	var ready []*scheduler.StateNode
@@ -45,46 +172,42 @@ func (w *world) schedulePods(ctx context.Context) error {
 	snap.Nodes, snap.NodePools, snap.InstanceTypes = ready, nil, nil
 	results := scheduler.Solve(snap, scheduler.Options{})
 	for _, pl := range results.Existing {
-		if err := w.bind(ctx, pl.Pod, pl.Node); err != nil {
+		if err := w.bind(ctx, w.pods[pl.Pod.Namespace+"/"+pl.Pod.Name], pl.Node); err != nil {
 			return err
 		}
 	}
 	for _, u := range results.Unschedulable {
-		if err := w.markUnschedulable(ctx, u.Pod, u.Reason); err != nil {
+		if err := w.markUnschedulable(ctx, w.pods[u.Pod.Namespace+"/"+u.Pod.Name], u.Reason); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (w *world) bind(ctx context.Context, pod *corev1.Pod, node string) error {
-	bound := pod.DeepCopy()
+func (w *world) bind(ctx context.Context, sp *simPod, node string) error {
+	bound := sp.pod.DeepCopy()
 	bound.Spec.NodeName = node
 	setScheduled(bound, corev1.ConditionTrue, "", "", w.clk.Now())
 	if err := w.kube.Update(ctx, bound); err != nil {
-		return fmt.Errorf("binding pod %s/%s to %s: %w", pod.Namespace, pod.Name, node, err)
+		return fmt.Errorf("binding pod %s to %s: %w", sp.key, node, err)
 	}
-	if sp, ok := w.pods[pod.Namespace+"/"+pod.Name]; ok {
-		sp.pod, sp.bound, sp.node = bound, w.clk.Now(), node
-		sp.runningAt = sp.bound.Add(w.draw(w.s.Spec.PodStartup))
-	}
+	sp.pod, sp.bound, sp.node = bound, w.clk.Now(), node
+	sp.runningAt = sp.bound.Add(w.draw(w.s.Spec.PodStartup))
+	w.unbound--
+	w.starting = append(w.starting, sp)
 	return nil
 }
 
-func (w *world) markUnschedulable(ctx context.Context, pod *corev1.Pod, reason string) error {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Reason == corev1.PodReasonUnschedulable {
-			return nil
-		}
+func (w *world) markUnschedulable(ctx context.Context, sp *simPod, reason string) error {
+	if isUnschedulable(sp.pod) {
+		return nil
 	}
-	marked := pod.DeepCopy()
+	marked := sp.pod.DeepCopy()
 	setScheduled(marked, corev1.ConditionFalse, corev1.PodReasonUnschedulable, reason, w.clk.Now())
 	if err := w.kube.Status().Update(ctx, marked); err != nil {
-		return fmt.Errorf("marking pod %s/%s unschedulable: %w", pod.Namespace, pod.Name, err)
+		return fmt.Errorf("marking pod %s unschedulable: %w", sp.key, err)
 	}
-	if sp, ok := w.pods[pod.Namespace+"/"+pod.Name]; ok {
-		sp.pod = marked
-	}
+	sp.pod = marked
 	w.unschedulable(marked)
 	return nil
 }
@@ -108,9 +231,4 @@ func nodeReady(n *corev1.Node) bool {
 		}
 	}
 	return false
-}
-
-func ownedByDaemonSet(pod *corev1.Pod) bool {
-	owner := metav1.GetControllerOf(pod)
-	return owner != nil && owner.Kind == "DaemonSet"
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
@@ -24,10 +25,13 @@ type mirror struct {
 	objects map[reflect.Type]map[string]client.Object
 	// item type -> field -> extractor, as the controllers indexed them
 	indexes map[reflect.Type]map[string]client.IndexerFunc
+	// item type -> field -> value -> namespace/name -> present
+	buckets map[reflect.Type]map[string]map[string]map[string]bool
 }
 
 func newMirror() *mirror {
-	return &mirror{objects: map[reflect.Type]map[string]client.Object{}, indexes: map[reflect.Type]map[string]client.IndexerFunc{}}
+	return &mirror{objects: map[reflect.Type]map[string]client.Object{}, indexes: map[reflect.Type]map[string]client.IndexerFunc{},
+		buckets: map[reflect.Type]map[string]map[string]map[string]bool{}}
 }
 
 func (m *mirror) index(obj client.Object, field string, fn client.IndexerFunc) {
@@ -45,11 +49,49 @@ func (m *mirror) put(obj client.Object) {
 	if m.objects[t] == nil {
 		m.objects[t] = map[string]client.Object{}
 	}
-	m.objects[t][mirrorKey(obj)] = obj.DeepCopyObject().(client.Object)
+	m.remove(obj)
+	stored := obj.DeepCopyObject().(client.Object)
+	m.objects[t][mirrorKey(obj)] = stored
+	m.reindex(t, stored, true)
 }
 
 func (m *mirror) remove(obj client.Object) {
-	delete(m.objects[reflect.TypeOf(obj)], mirrorKey(obj))
+	t := reflect.TypeOf(obj)
+	if old, ok := m.objects[t][mirrorKey(obj)]; ok {
+		m.reindex(t, old, false)
+		delete(m.objects[t], mirrorKey(obj))
+	}
+}
+
+// reindex files (or unfiles) an object under every indexed field's values.
+func (m *mirror) reindex(t reflect.Type, obj client.Object, add bool) {
+	for field, fn := range m.indexes[t] {
+		for _, v := range fn(obj) {
+			if m.buckets[t] == nil {
+				m.buckets[t] = map[string]map[string]map[string]bool{}
+			}
+			if m.buckets[t][field] == nil {
+				m.buckets[t][field] = map[string]map[string]bool{}
+			}
+			if m.buckets[t][field][v] == nil {
+				m.buckets[t][field][v] = map[string]bool{}
+			}
+			if add {
+				m.buckets[t][field][v][mirrorKey(obj)] = true
+			} else {
+				delete(m.buckets[t][field][v], mirrorKey(obj))
+			}
+		}
+	}
+}
+
+// peek returns the stored Node, which the caller must not change.
+func (m *mirror) peek(name string) (*corev1.Node, bool) {
+	obj, ok := m.objects[reflect.TypeOf(&corev1.Node{})]["/"+name]
+	if !ok {
+		return nil, false
+	}
+	return obj.(*corev1.Node), true
 }
 
 // get copies the stored object into obj.
@@ -74,7 +116,7 @@ func (m *mirror) list(list client.ObjectList, opts ...client.ListOption) error {
 	items := reflect.ValueOf(itemsPtr).Elem()
 	itemType := reflect.PointerTo(items.Type().Elem())
 	var matched []client.Object
-	for _, obj := range m.objects[itemType] {
+	for _, obj := range m.scope(itemType, lo) {
 		if ok, err := m.matches(itemType, obj, lo); err != nil {
 			return err
 		} else if ok {
@@ -90,6 +132,23 @@ func (m *mirror) list(list client.ObjectList, opts ...client.ListOption) error {
 	}
 	items.Set(out)
 	return nil
+}
+
+// scope is every object of the type, or only those an indexed field
+// requirement's bucket holds.
+func (m *mirror) scope(t reflect.Type, lo *client.ListOptions) map[string]client.Object {
+	if lo.FieldSelector == nil || lo.FieldSelector.Empty() {
+		return m.objects[t]
+	}
+	req := lo.FieldSelector.Requirements()[0]
+	if _, indexed := m.indexes[t][req.Field]; !indexed {
+		return m.objects[t]
+	}
+	out := map[string]client.Object{}
+	for key := range m.buckets[t][req.Field][req.Value] {
+		out[key] = m.objects[t][key]
+	}
+	return out
 }
 
 func (m *mirror) matches(t reflect.Type, obj client.Object, lo *client.ListOptions) (bool, error) {

@@ -97,11 +97,19 @@ func TestNodeGroupBacksOffAsClusterAutoscalerDoes(t *testing.T) {
 	}
 }
 
-func TestScaleUpLaunchesTheExpectedNodes(t *testing.T) {
+func TestScaleUpAndDownLaunchesTheExpectedNodesAndReturnsToNone(t *testing.T) {
 	r := run(t, readScenario(t, "testdata/scale-up-down.yaml"), false)
 	stowage := system(t, r, simulate.SystemStowage)
-	if peak := slices.Max(stowage.Series.NodesTotal()); peak != 10 {
+	nodes := stowage.Series.NodesTotal()
+	if peak := slices.Max(nodes); peak != 10 {
 		t.Errorf("peak nodes %d, want 10 (30 pods, 3 per c6i.xlarge)", peak)
+	}
+	// The pods go at 40 minutes; empty nodes go after consolidateAfter (1m).
+	if last := nodes[len(nodes)-1]; last != 0 {
+		t.Errorf("%d nodes at the end, want none: %v", last, nodes)
+	}
+	if stowage.NodesLaunched != 10 || stowage.NodesTerminated != 10 {
+		t.Errorf("launched %d, terminated %d; want 10 and 10", stowage.NodesLaunched, stowage.NodesTerminated)
 	}
 	if tier := stowage.Tiers[0]; tier.PodsStarted != 30 || tier.PodsNeverRan != 0 {
 		t.Errorf("web: %+v, want 30 pods started", tier)

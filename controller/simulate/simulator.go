@@ -84,13 +84,11 @@ func (w *world) nextInstant(sys system, nextSample, end time.Time) time.Time {
 			candidates = append(candidates, in.readyAt)
 		}
 	}
-	for _, sp := range w.pods {
-		switch {
-		case !sp.bound.IsZero() && !sp.running:
-			candidates = append(candidates, sp.runningAt)
-		case !sp.finishAt.IsZero():
-			candidates = append(candidates, sp.finishAt)
-		}
+	for _, sp := range w.starting {
+		candidates = append(candidates, sp.runningAt)
+	}
+	for _, sp := range w.finishing {
+		candidates = append(candidates, sp.finishAt)
 	}
 	if t, ok := w.capacity.next(w.elapsed()); ok {
 		candidates = append(candidates, epoch.Add(t))
@@ -109,14 +107,7 @@ func (w *world) nextInstant(sys system, nextSample, end time.Time) time.Time {
 }
 
 // busy reports whether pods wait for a node.
-func (w *world) busy() bool {
-	for _, sp := range w.pods {
-		if sp.bound.IsZero() {
-			return true
-		}
-	}
-	return false
-}
+func (w *world) busy() bool { return w.unbound > 0 }
 
 // nextWorkloadChange is when a replica curve next changes: its next point, or
 // one tick ahead inside a ramp.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
+	"github.com/stowage-dev/stowage/controller/disruption"
 	"github.com/stowage-dev/stowage/controller/nodeclaim"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/lifecycle"
@@ -54,14 +55,18 @@ type stowageSystem struct {
 	provisioner *provisioning.Provisioner
 	reconcilers map[reconciler]reconcile.Reconciler
 	gc          *garbagecollection.Controller
+	disruption  *disruption.Controller
 	// due reconciles and when they are due
-	due       map[dueKey]time.Time
-	nextSweep time.Time
-	nextGC    time.Time
+	due map[dueKey]time.Time
+	// claims not Ready or being deleted, which the sweep wakes
+	unfinished     map[string]bool
+	nextSweep      time.Time
+	nextGC         time.Time
+	nextDisruption time.Time
 }
 
 func newStowageSystem(w *world) *stowageSystem {
-	sys := &stowageSystem{w: w, due: map[dueKey]time.Time{}}
+	sys := &stowageSystem{w: w, due: map[dueKey]time.Time{}, unfinished: map[string]bool{}}
 	sys.cloud = &recordingCloud{CloudProvider: newCloudProvider(w.s, w.emu, w.clk, staticClasses(w.s)), w: w, claims: map[string]string{}}
 	recorder := &eventLog{w: w}
 	sys.batcher = provisioning.NewBatcher(w.clk, provisioning.BatcherOptions{})
@@ -74,13 +79,16 @@ func newStowageSystem(w *world) *stowageSystem {
 		nodeTerminationCtl: term.NodeReconciler(),
 	}
 	sys.gc = garbagecollection.New(w.clk, w.kube, sys.cloud, garbagecollection.Options{Recorder: recorder})
+	sys.disruption = disruption.New(w.clk, w.cluster, disruption.ClientWriter{Client: w.kube}, disruption.Options{Recorder: recorder})
 	w.unschedulable = sys.podUnschedulable
 	w.kube.onWrite = func(obj client.Object, gone bool) {
 		w.observe(obj, gone)
+		sys.track(obj, gone)
 		sys.wake(obj)
 	}
 	now := w.clk.Now()
 	sys.nextSweep, sys.nextGC = now.Add(sweepEvery), now.Add(garbagecollection.DefaultInterval)
+	sys.nextDisruption = now.Add(disruption.DefaultInterval)
 	return sys
 }
 
@@ -130,6 +138,12 @@ func (sys *stowageSystem) step(ctx context.Context) error {
 			return err
 		}
 	}
+	if !now.Before(sys.nextDisruption) {
+		sys.nextDisruption = now.Add(disruption.DefaultInterval)
+		if err := sys.disruption.RunOnce(ctx); err != nil && !errors.Is(err, disruption.ErrNotSynced) {
+			return fmt.Errorf("disruption: %w", err)
+		}
+	}
 	if !now.Before(sys.nextGC) {
 		sys.nextGC = now.Add(garbagecollection.DefaultInterval)
 		if err := sys.gc.Collect(ctx); err != nil {
@@ -173,20 +187,33 @@ func (sys *stowageSystem) firstDue() (dueKey, bool) {
 	return best, found
 }
 
+// track keeps the set of claims that are not Ready yet or are being deleted.
+func (sys *stowageSystem) track(obj client.Object, gone bool) {
+	claim, ok := obj.(*v1alpha1.NodeClaim)
+	if !ok {
+		return
+	}
+	if gone || (claim.DeletionTimestamp == nil && nodeclaim.IsTrue(claim, v1alpha1.ConditionReady)) {
+		delete(sys.unfinished, claim.Name)
+		return
+	}
+	sys.unfinished[claim.Name] = true
+}
+
 // sweep makes every claim that is not Ready yet, or is being deleted, due:
 // launch and registration timeouts and termination grace periods are checked
-// there.
+// there, as the controllers' clock alarms would.
 func (sys *stowageSystem) sweep(ctx context.Context) error {
-	claims := &v1alpha1.NodeClaimList{}
-	if err := sys.w.kube.List(ctx, claims); err != nil {
-		return err
-	}
 	now := sys.w.clk.Now()
-	for _, c := range claims.Items {
-		if c.DeletionTimestamp != nil {
-			sys.due[dueKey{terminationCtl, c.Name}] = now
-		} else if !nodeclaim.IsTrue(&c, v1alpha1.ConditionReady) {
-			sys.due[dueKey{lifecycleCtl, c.Name}] = now
+	for _, name := range sortedKeys(sys.unfinished) {
+		claim := &v1alpha1.NodeClaim{}
+		if err := sys.w.kube.Get(ctx, client.ObjectKey{Name: name}, claim); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if claim.DeletionTimestamp != nil {
+			sys.due[dueKey{terminationCtl, name}] = now
+		} else {
+			sys.due[dueKey{lifecycleCtl, name}] = now
 		}
 	}
 	return nil
@@ -200,8 +227,8 @@ func (sys *stowageSystem) next() time.Time {
 		times = append(times, at)
 	}
 	times = slices.AppendSeq(times, maps.Values(sys.due))
-	times = append(times, sys.nextGC)
-	if len(sys.due) > 0 || sys.cloud.unfinished() {
+	times = append(times, sys.nextGC, sys.nextDisruption)
+	if len(sys.unfinished) > 0 {
 		times = append(times, sys.nextSweep)
 	}
 	return slices.MinFunc(times, func(a, b time.Time) int { return a.Compare(b) })
@@ -239,16 +266,6 @@ func (c *recordingCloud) Delete(ctx context.Context, claim *v1alpha1.NodeClaim) 
 		c.w.terminating[id] = true
 	}
 	return c.CloudProvider.Delete(ctx, claim)
-}
-
-// unfinished reports whether some launched instance has no node yet.
-func (c *recordingCloud) unfinished() bool {
-	for _, in := range c.w.instances {
-		if in.node == "" {
-			return true
-		}
-	}
-	return false
 }
 
 // eventLog keeps the events the controllers publish that the report shows.

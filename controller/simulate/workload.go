@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/stowage-dev/stowage/controller/scheduling"
 )
 
 // workloadState is a Deployment or Job being replayed: the ReplicaSet or Job
@@ -115,10 +117,13 @@ func (w *world) createPod(ctx context.Context, ws *workloadState) error {
 	if err := w.kube.Create(ctx, pod); err != nil {
 		return fmt.Errorf("creating pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	sp := &simPod{key: pod.Namespace + "/" + pod.Name, tier: ws.tier, workload: ws, created: w.clk.Now(), pod: pod}
+	sp := &simPod{key: pod.Namespace + "/" + pod.Name, tier: ws.tier, workload: ws, created: w.clk.Now(), pod: pod,
+		requests: scheduling.PodRequests(pod)}
 	w.pods[sp.key] = sp
+	w.podList = append(w.podList, sp)
+	w.unbound++
 	ws.live = append(ws.live, sp)
-	w.dirty = true
+	w.newPods = true
 	return nil
 }
 
@@ -135,8 +140,14 @@ func (w *world) deletePod(ctx context.Context, sp *simPod) error {
 
 // forget drops a pod that is gone (deleted, evicted, or lost with its node).
 func (w *world) forget(sp *simPod) {
-	if _, tracked := w.pods[sp.key]; tracked && !sp.running && (sp.workload == nil || sp.finishAt.IsZero()) {
+	if _, tracked := w.pods[sp.key]; !tracked {
+		return
+	}
+	if !sp.running {
 		w.out.neverRan[sp.tier] = append(w.out.neverRan[sp.tier], w.clk.Since(sp.created))
+	}
+	if sp.bound.IsZero() {
+		w.unbound--
 	}
 	delete(w.pods, sp.key)
 	if ws := sp.workload; ws != nil {
@@ -153,14 +164,19 @@ func (w *world) forget(sp *simPod) {
 // finishJobs completes Job pods that have run for their time.
 func (w *world) finishJobs(ctx context.Context) error {
 	now := w.clk.Now()
-	for _, sp := range w.sortedPods() {
-		if sp.finishAt.IsZero() || now.Before(sp.finishAt) {
-			continue
-		}
-		sp.workload.completed++
-		if err := w.deletePod(ctx, sp); err != nil {
-			return err
+	var still []*simPod
+	for _, sp := range w.finishing {
+		switch {
+		case w.pods[sp.key] != sp:
+		case now.Before(sp.finishAt):
+			still = append(still, sp)
+		default:
+			sp.workload.completed++
+			if err := w.deletePod(ctx, sp); err != nil {
+				return err
+			}
 		}
 	}
+	w.finishing = still
 	return nil
 }

@@ -47,13 +47,23 @@ type world struct {
 	interruptions *interruptions
 	// namespace/name -> pod the world tracks
 	pods map[string]*simPod
+	// podList holds the tracked pods in creation order; forgotten ones are
+	// dropped lazily.
+	podList []*simPod
+	// unbound counts tracked pods not bound yet; starting are the bound pods
+	// not Running yet; finishing the Job pods running until their finishAt.
+	unbound             int
+	starting, finishing []*simPod
+	// poolKeys are the capacity model's offerings, sorted once.
+	poolKeys []awsemu.PoolKey
 	// instances launched and not yet gone, by id
 	instances map[string]*simInstance
 	// instances asked to terminate or interrupted, which the cloud controller
 	// manager watches until they are gone
 	terminating map[string]bool
-	// dirty says kube-scheduler has something new to look at.
-	dirty bool
+	// dirty says the cluster changed (a node came or changed, a pod went), so
+	// kube-scheduler retries every pending pod; newPods that new pods wait.
+	dirty, newPods bool
 	// unschedulable is told about each pod kube-scheduler marks unschedulable.
 	unschedulable func(*corev1.Pod)
 
@@ -63,7 +73,9 @@ type world struct {
 // simPod is a pod of a workload and its history.
 type simPod struct {
 	// pod is the latest copy the world wrote.
-	pod      *corev1.Pod
+	pod *corev1.Pod
+	// requests are the pod's requests by the kubelet's rule, computed once.
+	requests scheduling.Resources
 	key      string
 	tier     string
 	workload *workloadState
@@ -109,6 +121,7 @@ func newWorld(s *Scenario, seed int64, name string) (*world, error) {
 	for _, info := range catalogue.Builtin() {
 		w.infos[info.Name] = info
 	}
+	w.poolKeys = emu.PoolKeys()
 	for _, wl := range s.Spec.Workloads {
 		w.workloads = append(w.workloads, newWorkloadState(s, wl))
 	}
@@ -185,15 +198,18 @@ func (w *world) sortedInstances() []*simInstance {
 	return out
 }
 
-// sortedPods lists the tracked pods by creation, then key.
+// sortedPods lists the tracked pods in creation order. The slice is the
+// world's own: callers may forget pods while they range over it, not append.
 func (w *world) sortedPods() []*simPod {
-	out := make([]*simPod, 0, len(w.pods))
-	for _, p := range w.pods {
-		out = append(out, p)
+	if len(w.podList) > 2*len(w.pods)+64 {
+		w.podList = slices.DeleteFunc(w.podList, func(sp *simPod) bool { return w.pods[sp.key] != sp })
 	}
-	slices.SortFunc(out, func(a, b *simPod) int {
-		return cmp.Or(a.created.Compare(b.created), cmp.Compare(a.key, b.key))
-	})
+	out := make([]*simPod, 0, len(w.pods))
+	for _, sp := range w.podList {
+		if w.pods[sp.key] == sp {
+			out = append(out, sp)
+		}
+	}
 	return out
 }
 
@@ -273,7 +289,7 @@ func (w *world) cheapestAllowed(claim *v1alpha1.NodeClaim) (report.Offering, boo
 	reqs := scheduling.FromAPI(claim.Spec.Requirements)
 	var best report.Offering
 	bestPrice := math.Inf(1)
-	for _, key := range w.emu.PoolKeys() {
+	for _, key := range w.poolKeys {
 		o := offer(key.InstanceType, key.Zone, key.CapacityType)
 		if !reqs.Get(corev1.LabelInstanceTypeStable).Has(o.InstanceType) || !reqs.Get(corev1.LabelTopologyZone).Has(o.Zone) ||
 			!reqs.Get(v1alpha1.LabelCapacityType).Has(o.CapacityType) {

@@ -92,10 +92,10 @@ func (e *Emulator) archOf(instanceType string) string {
 
 func (e *Emulator) describeInstances(p params) (any, *APIError) {
 	ids := p.strings("InstanceId")
-	all := e.Instances()
+	all := e.instancesWhere(func(id string) bool { return len(ids) == 0 || matchValue(ids, id) })
 	var matched []Instance
 	for _, in := range all {
-		if (len(ids) > 0 && !matchValue(ids, in.ID)) || !matchAll(p.filters(), instanceFields(in), in.Tags) {
+		if !matchAll(p.filters(), instanceFields(in), in.Tags) {
 			continue
 		}
 		matched = append(matched, in)

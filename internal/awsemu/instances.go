@@ -112,12 +112,20 @@ func (e *Emulator) forgetTerminatedLocked(now time.Time) {
 // Instances returns every instance still visible (terminated ones for
 // TerminatedRetention), in launch order, after advancing their states.
 func (e *Emulator) Instances() []Instance {
+	return e.instancesWhere(func(string) bool { return true })
+}
+
+// instancesWhere returns copies of the instances whose id passes keep, in
+// launch order; only those are copied.
+func (e *Emulator) instancesWhere(keep func(id string) bool) []Instance {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.advanceLocked()
-	out := make([]Instance, 0, len(e.order))
+	var out []Instance
 	for _, id := range e.order {
-		out = append(out, e.instances[id].clone())
+		if keep(id) {
+			out = append(out, e.instances[id].clone())
+		}
 	}
 	return out
 }
