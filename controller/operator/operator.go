@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -45,7 +46,9 @@ func NewManager(cfg *rest.Config, o *options.Options, log hclog.Logger, edits ..
 	cfg.QPS, cfg.Burst = float32(o.KubeAPIQPS), o.KubeAPIBurst
 	cfg.UserAgent = "stowage"
 	mo := manager.Options{
-		Scheme:                        scheme,
+		Scheme: scheme,
+		// Nothing reads managed fields: keep them out of the cache's memory.
+		Cache:                         cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		Logger:                        logging.Logr(log.Named("runtime")),
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:        o.HealthAddr,

@@ -32,6 +32,8 @@ type kube struct {
 	client.Client
 	cluster *state.Cluster
 	mirror  *mirror
+	// uids counts the UIDs given out, so that they repeat run to run.
+	uids int
 	// onWrite is told the object after every successful write, and whether it is gone.
 	onWrite func(obj client.Object, gone bool)
 }
@@ -72,6 +74,11 @@ func newKube(cluster *state.Cluster) (*kube, error) {
 			return k.mirror.list(list, opts...)
 		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			// The API server gives every object a UID; the fake client does not.
+			if obj.GetUID() == "" {
+				k.uids++
+				obj.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", k.uids)))
+			}
 			return k.after(ctx, c, obj, c.Create(ctx, obj, opts...))
 		},
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {

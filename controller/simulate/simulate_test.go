@@ -171,3 +171,25 @@ func TestBadScenariosNameTheField(t *testing.T) {
 		})
 	}
 }
+
+func TestSpotInterruptionLosesNoPod(t *testing.T) {
+	r := run(t, readScenario(t, "testdata/spot-interruption.yaml"), true)
+	stowage := system(t, r, simulate.SystemStowage)
+	if len(stowage.Interruptions) != 1 {
+		t.Fatalf("interruptions %+v, want the scripted one", stowage.Interruptions)
+	}
+	in := stowage.Interruptions[0]
+	if in.PodsLost != 0 {
+		t.Errorf("%d pods lost: the interrupted node's pods must be drained before the instance goes", in.PodsLost)
+	}
+	if d, ok := in.NoticeToReady(); !ok || d > 2*time.Minute+30*time.Second {
+		t.Errorf("replacement Ready %v after the notice (ok %v), want within the 2-minute warning and a boot", d, ok)
+	}
+	if pending := stowage.Series.PendingTotal(); pending[len(pending)-1] != 0 {
+		t.Errorf("%d pods pending at the end", pending[len(pending)-1])
+	}
+	// The baseline has no interruption handling: the pods die with the instance.
+	if cas := system(t, r, simulate.SystemClusterAutoscaler); len(cas.Interruptions) != 1 || cas.Interruptions[0].PodsLost == 0 {
+		t.Errorf("cluster-autoscaler interruptions %+v, want one that lost its pods", cas.Interruptions)
+	}
+}

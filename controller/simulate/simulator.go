@@ -65,10 +65,10 @@ func (w *world) stepOnce(ctx context.Context, sys system) error {
 	if err := w.schedulePods(ctx); err != nil {
 		return err
 	}
-	if err := sys.step(ctx); err != nil {
+	if err := w.interrupt(); err != nil {
 		return err
 	}
-	return w.interrupt()
+	return sys.step(ctx)
 }
 
 // nextInstant is the next instant anything happens: one tick ahead while pods

@@ -20,6 +20,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/disruption"
+	"github.com/stowage-dev/stowage/controller/interruption"
 	"github.com/stowage-dev/stowage/controller/nodeclaim"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/lifecycle"
@@ -38,6 +39,7 @@ const (
 	lifecycleCtl reconciler = iota
 	terminationCtl
 	nodeTerminationCtl
+	interruptionCtl
 )
 
 type dueKey struct {
@@ -56,6 +58,7 @@ type stowageSystem struct {
 	reconcilers map[reconciler]reconcile.Reconciler
 	gc          *garbagecollection.Controller
 	disruption  *disruption.Controller
+	lambda      *interruptionLambda
 	// due reconciles and when they are due
 	due map[dueKey]time.Time
 	// claims not Ready or being deleted, which the sweep wakes
@@ -67,7 +70,8 @@ type stowageSystem struct {
 
 func newStowageSystem(w *world) *stowageSystem {
 	sys := &stowageSystem{w: w, due: map[dueKey]time.Time{}, unfinished: map[string]bool{}}
-	sys.cloud = &recordingCloud{CloudProvider: newCloudProvider(w.s, w.emu, w.clk, staticClasses(w.s)), w: w, claims: map[string]string{}}
+	aws := newCloudProvider(w.s, w.emu, w.clk, staticClasses(w.s))
+	sys.cloud = &recordingCloud{CloudProvider: aws, w: w, claims: map[string]string{}}
 	recorder := &eventLog{w: w}
 	sys.batcher = provisioning.NewBatcher(w.clk, provisioning.BatcherOptions{})
 	sys.provisioner = provisioning.NewProvisioner(w.cluster, sys.cloud, provisioning.ClientWriter{Client: w.kube}, recorder,
@@ -77,7 +81,9 @@ func newStowageSystem(w *world) *stowageSystem {
 		lifecycleCtl:       lifecycle.New(w.clk, w.kube, sys.cloud, lifecycle.Options{Recorder: recorder}),
 		terminationCtl:     term,
 		nodeTerminationCtl: term.NodeReconciler(),
+		interruptionCtl:    interruption.New(w.clk, w.kube, aws, interruption.Options{Recorder: recorder}),
 	}
+	sys.lambda = newInterruptionLambda(w, func(node string) { sys.due[dueKey{interruptionCtl, node}] = w.clk.Now() })
 	sys.gc = garbagecollection.New(w.clk, w.kube, sys.cloud, garbagecollection.Options{Recorder: recorder})
 	sys.disruption = disruption.New(w.clk, w.cluster, disruption.ClientWriter{Client: w.kube}, disruption.Options{Recorder: recorder})
 	w.unschedulable = sys.podUnschedulable
@@ -126,6 +132,9 @@ func (sys *stowageSystem) wake(obj client.Object) {
 // reconciles run, unfinished claims are swept, instances garbage collected.
 func (sys *stowageSystem) step(ctx context.Context) error {
 	now := sys.w.clk.Now()
+	if err := sys.lambda.deliver(ctx); err != nil {
+		return err
+	}
 	if closed, _ := sys.batcher.Poll(); closed {
 		if _, err := sys.provisioner.Provision(ctx); err != nil {
 			sys.w.out.actions = append(sys.w.out.actions, action{sys.w.elapsed(), "provisioning: " + err.Error()})
