@@ -89,8 +89,17 @@ func (sys *casSystem) step(ctx context.Context) error {
 		return nil
 	}
 	sys.nextScan = now.Add(sys.as.Config().ScanInterval)
+	removed := map[string]*simInstance{}
+	for _, in := range sys.w.instances {
+		removed[in.node] = in
+	}
 	for _, a := range sys.as.RunOnce(ctx, sys) {
 		sys.w.out.actions = append(sys.w.out.actions, action{at: a.At.Sub(epoch), what: describeCASAction(a)})
+		if in, ok := removed[a.Node]; ok && a.Kind == cas.ActionScaleDown {
+			sys.w.out.consolidations = append(sys.w.out.consolidations, report.Consolidation{At: a.At, Method: "scale-down",
+				Removed:        []report.Instance{{Name: in.id, Offering: offer(in.instanceType, in.zone, in.capacityType)}},
+				SavingsPerHour: in.price})
+		}
 		if g, ok := sys.groups[a.Group]; ok && a.Kind == cas.ActionScaleUpFailed {
 			// A node group has no other type to fall back to: the shortage is
 			// reported with nothing chosen instead.

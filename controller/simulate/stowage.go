@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -25,6 +26,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/lifecycle"
 	"github.com/stowage-dev/stowage/controller/provisioning"
+	"github.com/stowage-dev/stowage/controller/simulate/report"
 	"github.com/stowage-dev/stowage/controller/termination"
 )
 
@@ -283,8 +285,13 @@ type eventLog struct{ w *world }
 // Publish drops the provisioner's pod events: the report measures their effect.
 func (l *eventLog) Publish(...provisioning.Event) {}
 
-// Eventf keeps the controllers' warnings (launch failures, timeouts) as actions.
+// Eventf keeps the controllers' warnings (launch failures, timeouts) as
+// actions, and each disruption of a NodeClaim as a consolidation.
 func (l *eventLog) Eventf(regarding, _ runtime.Object, eventtype, reason, _, note string, args ...any) {
+	if claim, ok := regarding.(*v1alpha1.NodeClaim); ok && reason == disruption.ReasonDisrupting {
+		l.consolidated(claim, fmt.Sprintf(note, args...))
+		return
+	}
 	if eventtype != corev1.EventTypeWarning {
 		return
 	}
@@ -293,6 +300,21 @@ func (l *eventLog) Eventf(regarding, _ runtime.Object, eventtype, reason, _, not
 		name = o.GetName()
 	}
 	l.w.out.actions = append(l.w.out.actions, action{l.w.elapsed(), fmt.Sprintf("%s %s: %s", reason, name, fmt.Sprintf(note, args...))})
+}
+
+// consolidated records a disrupted claim's node as removed, saving its price.
+func (l *eventLog) consolidated(claim *v1alpha1.NodeClaim, note string) {
+	in, ok := l.w.instances[nodeclaim.InstanceID(claim.Status.ProviderID)]
+	if !ok {
+		return
+	}
+	method := "consolidation"
+	if _, reason, found := strings.Cut(note, "reason "); found {
+		method, _, _ = strings.Cut(reason, ":")
+	}
+	l.w.out.consolidations = append(l.w.out.consolidations, report.Consolidation{At: l.w.clk.Now(), Method: method,
+		Removed:        []report.Instance{{Name: in.id, Offering: offer(in.instanceType, in.zone, in.capacityType)}},
+		SavingsPerHour: in.price})
 }
 
 var (
