@@ -78,7 +78,7 @@ type schedNode struct {
 }
 
 // schedulableNodes lists the Ready nodes that take pods, with what their bound
-// pods request, in name order.
+// pods request (kept as pods bind and go), in name order.
 func (w *world) schedulableNodes() []*schedNode {
 	byName := map[string]*schedNode{}
 	for _, in := range w.instances {
@@ -89,12 +89,7 @@ func (w *world) schedulableNodes() []*schedNode {
 		if !ok || !nodeReady(node) || node.DeletionTimestamp != nil || node.Spec.Unschedulable {
 			continue
 		}
-		byName[node.Name] = &schedNode{node: node, allocatable: scheduling.FromList(node.Status.Allocatable)}
-	}
-	for _, sp := range w.pods {
-		if n, ok := byName[sp.node]; ok {
-			n.requested = n.requested.Add(sp.requests)
-		}
+		byName[node.Name] = &schedNode{node: node, allocatable: scheduling.FromList(node.Status.Allocatable), requested: w.requested[node.Name]}
 	}
 	out := make([]*schedNode, 0, len(byName))
 	for _, name := range sortedKeys(byName) {
@@ -192,6 +187,7 @@ func (w *world) bind(ctx context.Context, sp *simPod, node string) error {
 		return fmt.Errorf("binding pod %s to %s: %w", sp.key, node, err)
 	}
 	sp.pod, sp.bound, sp.node = bound, w.clk.Now(), node
+	w.requested[node] = w.requested[node].Add(sp.requests)
 	sp.runningAt = sp.bound.Add(w.draw(w.s.Spec.PodStartup))
 	w.unbound--
 	w.starting = append(w.starting, sp)

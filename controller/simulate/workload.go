@@ -148,6 +148,8 @@ func (w *world) forget(sp *simPod) {
 	}
 	if sp.bound.IsZero() {
 		w.unbound--
+	} else {
+		w.requested[sp.node] = w.requested[sp.node].Sub(sp.requests)
 	}
 	delete(w.pods, sp.key)
 	if ws := sp.workload; ws != nil {

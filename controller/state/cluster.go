@@ -46,6 +46,9 @@ type Cluster struct {
 	claimKeys   map[string]string
 	pods        objects[*corev1.Pod]
 	nominations map[string]string    // pod namespace/name -> nodeclaim or node name
+	// node name -> pod namespace/name -> the running pods bound to it, kept as
+	// pods change so that a snapshot need not scan every pod
+	bound map[string]map[string]*corev1.Pod
 	created     map[string]time.Time // nodeclaim name -> when this process created it, until the informer shows it
 
 	nodePools      objects[*v1alpha1.NodePool]
@@ -65,7 +68,8 @@ func NewCluster(clk clock.PassiveClock) *Cluster {
 	return &Cluster{
 		clk: clk, claimTimeout: DefaultCreatedClaimTimeout,
 		nodes: map[string]*stateNode{}, nodeKeys: map[string]string{}, claimKeys: map[string]string{},
-		pods: objects[*corev1.Pod]{}, nominations: map[string]string{}, created: map[string]time.Time{},
+		pods: objects[*corev1.Pod]{}, nominations: map[string]string{}, bound: map[string]map[string]*corev1.Pod{},
+		created: map[string]time.Time{},
 		nodePools: objects[*v1alpha1.NodePool]{}, nodeClasses: objects[*v1alpha1.NodeClass]{},
 		daemonSets: objects[*appsv1.DaemonSet]{}, pdbs: objects[*policyv1.PodDisruptionBudget]{},
 		pvcs: objects[*corev1.PersistentVolumeClaim]{}, pvs: objects[*corev1.PersistentVolume]{},
@@ -106,9 +110,17 @@ func (c *Cluster) Synced(_ context.Context) bool {
 func (c *Cluster) UpdatePod(pod *corev1.Pod) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	k := key(pod)
+	c.unbind(k)
 	c.pods.put(pod)
 	if pod.Spec.NodeName != "" {
-		delete(c.nominations, key(pod))
+		delete(c.nominations, k)
+		if !isTerminal(pod) {
+			if c.bound[pod.Spec.NodeName] == nil {
+				c.bound[pod.Spec.NodeName] = map[string]*corev1.Pod{}
+			}
+			c.bound[pod.Spec.NodeName][k] = pod
+		}
 	}
 }
 
@@ -116,8 +128,21 @@ func (c *Cluster) UpdatePod(pod *corev1.Pod) {
 func (c *Cluster) DeletePod(pod *corev1.Pod) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.unbind(key(pod))
 	c.pods.remove(pod)
 	delete(c.nominations, key(pod))
+}
+
+// unbind drops the pod recorded under k from its node's pods. c.mu is held.
+func (c *Cluster) unbind(k string) {
+	old, ok := c.pods[k]
+	if !ok || old.Spec.NodeName == "" {
+		return
+	}
+	delete(c.bound[old.Spec.NodeName], k)
+	if len(c.bound[old.Spec.NodeName]) == 0 {
+		delete(c.bound, old.Spec.NodeName)
+	}
 }
 
 // Nominate records that pod is expected to land on target, a NodeClaim or
@@ -218,15 +243,22 @@ func (c *Cluster) Snapshot(pending []*corev1.Pod, instanceTypes map[string][]*cl
 // stateNodes builds the scheduler's nodes, each with its bound pods then the
 // pods nominated to it, sorted by name.
 func (c *Cluster) stateNodes() []*scheduler.StateNode {
+	// Each node's pods are sorted on their own: a snapshot of a large cluster
+	// is taken every few seconds, and one sort of every pod dominated it.
 	bound, nominated := map[string][]*corev1.Pod{}, map[string][]*corev1.Pod{}
-	for _, p := range c.pods.sorted() {
-		switch {
-		case isTerminal(p):
-		case p.Spec.NodeName != "":
-			bound[p.Spec.NodeName] = append(bound[p.Spec.NodeName], p)
-		case c.nominations[key(p)] != "" && c.nominationLive(c.nominations[key(p)]):
-			target := c.nominations[key(p)]
+	for node, pods := range c.bound {
+		bound[node] = slices.Collect(maps.Values(pods))
+	}
+	for k, target := range c.nominations {
+		if p, ok := c.pods[k]; ok && p.Spec.NodeName == "" && !isTerminal(p) && c.nominationLive(target) {
 			nominated[target] = append(nominated[target], p)
+		}
+	}
+	for _, m := range []map[string][]*corev1.Pod{bound, nominated} {
+		for _, pods := range m {
+			slices.SortFunc(pods, func(a, b *corev1.Pod) int {
+				return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+			})
 		}
 	}
 	out := make([]*scheduler.StateNode, 0, len(c.nodes))

@@ -93,9 +93,10 @@ func (e *Emulator) archOf(instanceType string) string {
 func (e *Emulator) describeInstances(p params) (any, *APIError) {
 	ids := p.strings("InstanceId")
 	all := e.instancesWhere(func(id string) bool { return len(ids) == 0 || matchValue(ids, id) })
+	fs := p.filters()
 	var matched []Instance
 	for _, in := range all {
-		if !matchAll(p.filters(), instanceFields(in), in.Tags) {
+		if !matchLazy(fs, func() map[string]string { return instanceFields(in) }, in.Tags) {
 			continue
 		}
 		matched = append(matched, in)

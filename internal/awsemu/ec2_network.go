@@ -58,6 +58,22 @@ func missing(ids []string, found int, code, kind string) *APIError {
 
 // matchAll applies filters on plain fields and tags; unknown filter names
 // match nothing, as EC2 rejects them.
+// matchLazy is matchAll building the fields only when a filter needs them:
+// tag filters, the common case, are checked first.
+func matchLazy(fs []filter, fields func() map[string]string, tags map[string]string) bool {
+	var rest []filter
+	for _, f := range fs {
+		if handled, ok := matchTags(f, tags); handled {
+			if !ok {
+				return false
+			}
+			continue
+		}
+		rest = append(rest, f)
+	}
+	return len(rest) == 0 || matchAll(rest, fields(), tags)
+}
+
 func matchAll(fs []filter, fields, tags map[string]string) bool {
 	for _, f := range fs {
 		if handled, ok := matchTags(f, tags); handled {
