@@ -236,10 +236,6 @@ func splitKey(key string) (namespace, name string) {
 	return ns, n
 }
 
-func keyOf(namespace, name string) client.ObjectKey {
-	return client.ObjectKey{Namespace: namespace, Name: name}
-}
-
 // client404 drops a NotFound error: the object is already gone.
 func client404(err error) error {
 	return client.IgnoreNotFound(err)

@@ -45,11 +45,11 @@ type Cluster struct {
 	// claimKeys is nodeclaim name -> key in nodes.
 	claimKeys   map[string]string
 	pods        objects[*corev1.Pod]
-	nominations map[string]string    // pod namespace/name -> nodeclaim or node name
+	nominations map[string]string // pod namespace/name -> nodeclaim or node name
 	// node name -> pod namespace/name -> the running pods bound to it, kept as
 	// pods change so that a snapshot need not scan every pod
-	bound map[string]map[string]*corev1.Pod
-	created     map[string]time.Time // nodeclaim name -> when this process created it, until the informer shows it
+	bound   map[string]map[string]*corev1.Pod
+	created map[string]time.Time // nodeclaim name -> when this process created it, until the informer shows it
 
 	nodePools      objects[*v1alpha1.NodePool]
 	nodeClasses    objects[*v1alpha1.NodeClass]
@@ -69,7 +69,7 @@ func NewCluster(clk clock.PassiveClock) *Cluster {
 		clk: clk, claimTimeout: DefaultCreatedClaimTimeout,
 		nodes: map[string]*stateNode{}, nodeKeys: map[string]string{}, claimKeys: map[string]string{},
 		pods: objects[*corev1.Pod]{}, nominations: map[string]string{}, bound: map[string]map[string]*corev1.Pod{},
-		created: map[string]time.Time{},
+		created:   map[string]time.Time{},
 		nodePools: objects[*v1alpha1.NodePool]{}, nodeClasses: objects[*v1alpha1.NodeClass]{},
 		daemonSets: objects[*appsv1.DaemonSet]{}, pdbs: objects[*policyv1.PodDisruptionBudget]{},
 		pvcs: objects[*corev1.PersistentVolumeClaim]{}, pvs: objects[*corev1.PersistentVolume]{},
