@@ -19,6 +19,8 @@ import (
 	"github.com/stowage-dev/stowage/controller/interruption"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/lifecycle"
+	"github.com/stowage-dev/stowage/controller/nodeclass"
+	"github.com/stowage-dev/stowage/controller/nodepool"
 	"github.com/stowage-dev/stowage/controller/options"
 	"github.com/stowage-dev/stowage/controller/provisioning"
 	"github.com/stowage-dev/stowage/controller/state"
@@ -70,8 +72,9 @@ var cloudMetrics = sync.OnceValue(func() *cpmetrics.Metrics { return cpmetrics.N
 
 // New builds the manager from validated options, the cloud provider through
 // newCloud, and registers the cluster state informers and the provisioning,
-// NodeClaim lifecycle, termination, garbage collection, interruption and
-// disruption controllers. When
+// NodeClaim lifecycle, termination, garbage collection, interruption,
+// disruption and NodePool status controllers, and the NodeClass status
+// controller when the provider is a nodeclass.Resolver. When
 // the provider has background work (it is a manager.Runnable, as the AWS
 // provider's catalogue refresh is) the manager runs it on the leader.
 func New(ctx context.Context, cfg *rest.Config, o *options.Options, newCloud CloudFactory, log hclog.Logger, opts ...Option) (*Operator, error) {
@@ -99,7 +102,10 @@ func New(ctx context.Context, cfg *rest.Config, o *options.Options, newCloud Clo
 	// The interruption controller tells the cloud's shortage memory about an
 	// interrupted offering, when the cloud has one.
 	marker, _ := cloud.(interruption.OfferingMarker)
-	if err := op.register(ctx, o, s, marker, log); err != nil {
+	// The NodeClass status controller resolves classes through the cloud,
+	// when it can; without, it is not run.
+	resolver, _ := cloud.(nodeclass.Resolver)
+	if err := op.register(ctx, o, s, marker, resolver, log); err != nil {
 		return nil, err
 	}
 	return op, nil
@@ -110,7 +116,14 @@ type registrar interface {
 	Register(mgr manager.Manager) error
 }
 
-func (op *Operator) register(ctx context.Context, o *options.Options, s settings, marker interruption.OfferingMarker, log hclog.Logger) error {
+// namedRegistrar is a registrar with the name its errors are reported under.
+type namedRegistrar struct {
+	name string
+	r    registrar
+}
+
+func (op *Operator) register(ctx context.Context, o *options.Options, s settings, marker interruption.OfferingMarker,
+	resolver nodeclass.Resolver, log hclog.Logger) error {
 	mgr, clk, kube := op.Manager, s.clock, op.Manager.GetClient()
 	if err := informer.Register(ctx, mgr.GetCache(), op.Cluster); err != nil {
 		return fmt.Errorf("registering the cluster state informers: %w", err)
@@ -119,16 +132,17 @@ func (op *Operator) register(ctx context.Context, o *options.Options, s settings
 	recorder := provisioning.KubeRecorder{Recorder: mgr.GetEventRecorder("provisioning")}
 	provisioner := provisioning.NewProvisioner(op.Cluster, op.Cloud, provisioning.ClientWriter{Client: kube}, recorder, s.newID,
 		provisioning.WithLogger(log.Named("provisioning")))
-	controllers := []struct {
-		name string
-		r    registrar
-	}{
+	controllers := []namedRegistrar{
 		{"provisioning", provisioning.NewController(kube, op.Cluster, batcher, provisioner, log.Named("provisioning"))},
 		{lifecycle.Name, lifecycle.New(clk, kube, op.Cloud, lifecycle.Options{Logger: log})},
 		{termination.Name, termination.New(clk, kube, op.Cloud, termination.Options{Logger: log})},
 		{garbagecollection.Name, garbagecollection.New(clk, kube, op.Cloud, garbagecollection.Options{Logger: log})},
 		{interruption.Name, interruption.New(clk, kube, marker, interruption.Options{Logger: log})},
 		{"disruption", disruption.New(clk, op.Cluster, disruption.ClientWriter{Client: kube}, disruption.Options{Logger: log})},
+		{nodepool.Name, nodepool.New(clk, kube, nodepool.Options{Logger: log})},
+	}
+	if resolver != nil {
+		controllers = append(controllers, namedRegistrar{nodeclass.Name, nodeclass.New(clk, kube, resolver, nodeclass.Options{Logger: log})})
 	}
 	for _, c := range controllers {
 		if err := c.r.Register(mgr); err != nil {

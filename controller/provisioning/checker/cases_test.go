@@ -93,6 +93,8 @@ func ignoreAffinityPolicy(p *corev1.Pod) {
 func spreadCases() []checkCase {
 	return []checkCase{
 		{"zone spread over the zones the pod's affinity allows", zonal(spreadPods(zone, 3, inZones("z1", "z2")), "z1", "z2", "z1"), nil},
+		{"zone spread with a nodeSelector and no affinity", zonal(spreadPods(zone, 3, func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"team": "x"} }), "z1", "z2", "z3"),
+			[]C{checker.ConstraintNodeAffinity}},
 		{"zone spread checked in the decision's order", zonal(spreadPods(zone, 3, inZones("z1", "z2")), "z1", "z1", "z2"), []C{checker.ConstraintTopologySpread}},
 		{"a matching pod placed after the spread owners may unbalance zones", func() (*scheduler.Snapshot, *scheduler.Results) {
 			p, late := spreadPods(zone, 3), pod("late", "100m", "100Mi", labelled("app", "web"))

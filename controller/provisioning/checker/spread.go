@@ -77,7 +77,11 @@ func policyOf(tsc *corev1.TopologySpreadConstraint) spreadPolicy {
 func (sp spreadPolicy) signature(pod *corev1.Pod) string {
 	sig := ""
 	if sp.honorAffinity && hasNodeConstraints(pod) {
-		sig += fmt.Sprintf("aff%v%v", pod.Spec.NodeSelector, pod.Spec.Affinity.NodeAffinity)
+		var affinity *corev1.NodeAffinity
+		if pod.Spec.Affinity != nil {
+			affinity = pod.Spec.Affinity.NodeAffinity
+		}
+		sig += fmt.Sprintf("aff%v%v", pod.Spec.NodeSelector, affinity)
 	}
 	if sp.honorTaints {
 		sig += fmt.Sprintf("tol%v", pod.Spec.Tolerations)

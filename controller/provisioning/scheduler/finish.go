@@ -147,6 +147,12 @@ func (sv *solver) minValuesReason(pl *pool, reqs scheduling.Requirements, types 
 }
 
 func (sv *solver) topologyReason(c *podClass) string {
+	// An affinity no pod can ever meet blocks the pod whatever else holds.
+	for _, g := range c.affinities {
+		if g.total == 0 && !g.matches(c.namespace, c.labels) {
+			return fmt.Sprintf("cannot satisfy %s", g)
+		}
+	}
 	for _, g := range slices.Concat(c.spreads, c.affinities, c.antiAffinities) {
 		return fmt.Sprintf("cannot satisfy %s", g)
 	}

@@ -41,12 +41,25 @@ func Solve(s *Snapshot, opts Options) *Results {
 		opts.MinValuesPolicy = MinValuesStrict
 	}
 	sv := newSolver(s, opts)
-	pods := sv.podInfos()
+	pending := sv.podInfos()
 	results := &Results{}
-	for _, p := range pods {
-		if reason := sv.place(p); reason != "" {
-			results.Unschedulable = append(results.Unschedulable, Unschedulable{Pod: p.pod, Reason: reason})
+	// A pod can need a pod placed after it (pod affinity): pods that fit nowhere
+	// are tried again while each pass places at least one of them.
+	for len(pending) > 0 {
+		var failed []*podInfo
+		var reasons []string
+		for _, p := range pending {
+			if reason := sv.place(p); reason != "" {
+				failed, reasons = append(failed, p), append(reasons, reason)
+			}
 		}
+		if len(failed) == len(pending) {
+			for i, p := range failed {
+				results.Unschedulable = append(results.Unschedulable, Unschedulable{Pod: p.pod, Reason: reasons[i]})
+			}
+			break
+		}
+		pending = failed
 	}
 	sv.finish(results)
 	return results
@@ -103,16 +116,28 @@ func (sv *solver) podInfos() []*podInfo {
 	}
 	sv.linkMatches()
 	// Pods that own a spread go first: a spread is checked when its owner is
-	// placed, so matching pods placed before it only narrow its choice.
+	// placed, so matching pods placed before it only narrow its choice. Pods with
+	// pod affinity go after the others, which may be the pods they follow.
 	slices.SortStableFunc(pods, func(a, b *podInfo) int {
 		return cmp.Or(
 			cmp.Compare(len(b.class.spreads), len(a.class.spreads)),
+			cmp.Compare(followsPods(a.class), followsPods(b.class)),
 			cmp.Compare(b.requests.CPU, a.requests.CPU),
 			cmp.Compare(b.requests.Memory, a.requests.Memory),
 			strings.Compare(a.pod.Namespace, b.pod.Namespace),
 			strings.Compare(a.pod.Name, b.pod.Name))
 	})
 	return pods
+}
+
+// followsPods is 1 when the class has required or preferred pod affinity, else 0.
+func followsPods(c *podClass) int {
+	if len(c.affinities) > 0 || slices.ContainsFunc(c.preferences, func(p preference) bool {
+		return p.group != nil && p.group.kind == affinityGroup
+	}) {
+		return 1
+	}
+	return 0
 }
 
 // place puts one pod somewhere, relaxing its preferences one at a time, lightest
