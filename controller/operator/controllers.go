@@ -131,7 +131,7 @@ func (op *Operator) register(ctx context.Context, o *options.Options, s settings
 	batcher := provisioning.NewBatcher(clk, provisioning.BatcherOptions{IdleDuration: o.BatchIdle, MaxDuration: o.BatchMax})
 	recorder := provisioning.KubeRecorder{Recorder: mgr.GetEventRecorder("provisioning")}
 	provisioner := provisioning.NewProvisioner(op.Cluster, op.Cloud, provisioning.ClientWriter{Client: kube}, recorder, s.newID,
-		provisioning.WithLogger(log.Named("provisioning")))
+		provisioning.WithLogger(log.Named("provisioning")), provisioning.WithClock(clk))
 	controllers := []namedRegistrar{
 		{"provisioning", provisioning.NewController(kube, op.Cluster, batcher, provisioner, log.Named("provisioning"))},
 		{lifecycle.Name, lifecycle.New(clk, kube, op.Cloud, lifecycle.Options{Logger: log})},

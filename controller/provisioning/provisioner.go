@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -39,6 +40,7 @@ type Provisioner struct {
 	newID    func() string
 	log      hclog.Logger
 	solve    scheduler.Options
+	clk      clock.PassiveClock
 }
 
 // Option configures a Provisioner.
@@ -46,6 +48,10 @@ type Option func(*Provisioner)
 
 // WithLogger sets the logger; nothing is logged without one.
 func WithLogger(log hclog.Logger) Option { return func(p *Provisioner) { p.log = log } }
+
+// WithClock sets the clock the scheduling duration is measured on; the real
+// clock when unset.
+func WithClock(clk clock.PassiveClock) Option { return func(p *Provisioner) { p.clk = clk } }
 
 // WithSolveOptions sets the options every Solve runs with.
 func WithSolveOptions(opts scheduler.Options) Option { return func(p *Provisioner) { p.solve = opts } }
@@ -55,7 +61,8 @@ func WithSolveOptions(opts scheduler.Options) Option { return func(p *Provisione
 // recorder. newID returns the random suffix of each claim's name.
 func NewProvisioner(cluster *state.Cluster, cloud cloudprovider.CloudProvider, writer ClusterWriter, recorder Recorder,
 	newID func() string, opts ...Option) *Provisioner {
-	p := &Provisioner{cluster: cluster, cloud: cloud, writer: writer, recorder: recorder, newID: newID, log: hclog.NewNullLogger()}
+	p := &Provisioner{cluster: cluster, cloud: cloud, writer: writer, recorder: recorder, newID: newID, log: hclog.NewNullLogger(),
+		clk: clock.RealClock{}}
 	for _, o := range opts {
 		o(p)
 	}
@@ -92,14 +99,21 @@ type Batch struct {
 // synced. A failed create does not stop the others; the errors are joined.
 func (p *Provisioner) Provision(ctx context.Context) (*Batch, error) {
 	if !p.cluster.Synced(ctx) {
+		StateSynced.Set(0)
 		return nil, ErrNotSynced
 	}
+	StateSynced.Set(1)
 	b := &Batch{Pods: p.provisionablePods()}
 	if len(b.Pods) == 0 {
 		return b, nil
 	}
-	snap := p.cluster.Snapshot(b.Pods, p.instanceTypes(ctx))
+	types := p.instanceTypes(ctx)
+	recordOfferings(types)
+	snap := p.cluster.Snapshot(b.Pods, types)
+	start := p.clk.Now()
 	b.Decision = scheduler.Solve(snap, p.solve)
+	SchedulingDuration.Observe(p.clk.Since(start).Seconds())
+	UnschedulablePods.Set(float64(len(b.Decision.Unschedulable)))
 	p.log.Info("solved a batch", "pods", len(b.Pods), "nodeclaims", len(b.Decision.NewNodeClaims),
 		"existing", len(b.Decision.Existing), "unschedulable", len(b.Decision.Unschedulable))
 	var errs []error

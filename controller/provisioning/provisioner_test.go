@@ -2,6 +2,8 @@ package provisioning_test
 
 import (
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"os"
 	"slices"
 	"strings"
@@ -125,10 +127,20 @@ func synced(t *testing.T, c *state.Cluster) {
 func TestPendingPodGetsOneNodeClaim(t *testing.T) {
 	f := setup(t)
 	pod := f.pending(t, f.env.Cluster, "web", "1")
+	solves := sampleCount(t)
 
 	batch, err := f.provisioner(f.env.Cluster, f.recorder).Provision(t.Context())
 	if err != nil {
 		t.Fatalf("Provision: %v", err)
+	}
+	if got := testutil.ToFloat64(provisioning.StateSynced); got != 1 {
+		t.Errorf("stowage_cluster_state_synced = %v, want 1", got)
+	}
+	if got := sampleCount(t); got != solves+1 {
+		t.Errorf("stowage_provisioner_scheduling_duration_seconds has %d samples, want %d", got, solves+1)
+	}
+	if testutil.CollectAndCount(provisioning.OfferingPrice) == 0 {
+		t.Error("no stowage_cloudprovider_instance_type_offering_price_estimate published")
 	}
 	claims := f.claims(t)
 	if len(claims) != 1 || len(batch.NodeClaims) != 1 {
@@ -268,4 +280,14 @@ func (f *fixture) kubeRecorder(t *testing.T) provisioning.Recorder {
 	}
 	t.Cleanup(b.Shutdown)
 	return provisioning.KubeRecorder{Recorder: b.NewRecorder(f.env.Scheme, "stowage")}
+}
+
+// sampleCount is how many solves the scheduling duration histogram has seen.
+func sampleCount(t *testing.T) uint64 {
+	t.Helper()
+	var m dto.Metric
+	if err := provisioning.SchedulingDuration.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount()
 }
