@@ -3,60 +3,38 @@ package e2e_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"fmt"
-	"io"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/stowage-dev/stowage/controller/apis/crds"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	stowaws "github.com/stowage-dev/stowage/controller/aws"
-	"github.com/stowage-dev/stowage/controller/aws/amifamily"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
-	"github.com/stowage-dev/stowage/controller/deploy"
-	"github.com/stowage-dev/stowage/controller/e2e"
 	"github.com/stowage-dev/stowage/controller/logging"
 	"github.com/stowage-dev/stowage/controller/operator"
-	"github.com/stowage-dev/stowage/controller/options"
 	"github.com/stowage-dev/stowage/internal/awsemu"
+	"github.com/stowage-dev/stowage/internal/testbed"
 	"github.com/stowage-dev/stowage/internal/testenv"
 )
 
 const (
 	clusterName = "e2e"
-	region      = "us-east-1"
-	nodeRole    = "StowageNodeRole"
 	poolName    = "default"
 )
-
-// serviceAccountUser is who the replicas act as: the manifests' ServiceAccount,
-// so that its generated RBAC is what the tests exercise.
-var serviceAccountUser = rest.ImpersonationConfig{
-	UserName: "system:serviceaccount:" + deploy.Namespace + ":" + deploy.ServiceAccount,
-	Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + deploy.Namespace, "system:authenticated"},
-}
 
 // logs collects every replica's logs, controller-runtime's and client-go's
 // included, for the test to search and to show when it fails.
@@ -93,130 +71,55 @@ func (b *syncBuffer) tail(n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-// bed is the whole system: the control plane with kube-scheduler,
-// kube-controller-manager and kwok, Stowage's CRDs and RBAC, the AWS emulator
-// on loopback, and the bridge registering its instances' Nodes.
+// bed is the whole-system bed (internal/testbed) of one test: root owns
+// it and the replicas, which outlive each step; t is the running (sub)test.
 type bed struct {
-	// t is the running (sub)test; root is the test that owns the bed, and
-	// the replicas, which outlive each step.
+	*testbed.Bed
 	t, root testing.TB
-	cp      *testenv.ControlPlane
-	admin   client.Client
-	emu     *awsemu.Emulator
-	clients stowaws.Clients
-	bridge  *e2e.Bridge
-	version string
-	// asStowage reaches the API server as the controller's ServiceAccount.
-	asStowage *rest.Config
 }
 
-// The kube-controller-manager controllers the bed needs on top of testenv's:
-// Deployments make the pods.
-var workloadControllers = append(append([]string(nil), testenv.ControllerManagerControllers...),
-	"deployment-controller", "replicaset-controller")
-
-func startBed(t testing.TB) *bed {
+// startBed starts the bed for t (skipped when the components are not built:
+// make tools) and stops it when t ends, first logging the components' and
+// the replicas' log tails if t failed.
+func startBed(t testing.TB, o testbed.Options) *bed {
 	t.Helper()
-	o := testenv.BedOptions()
-	o.ExtraFlags = map[string][]string{testenv.KubeControllerManager: {"--controllers=" + strings.Join(workloadControllers, ",")}}
-	cp := testenv.Start(t, o)
-	b := &bed{t: t, root: t, cp: cp, asStowage: rest.CopyConfig(cp.Config)}
-	b.asStowage.Impersonate = serviceAccountUser
-	var err error
-	if b.admin, err = client.New(cp.Config, client.Options{Scheme: mustScheme(t)}); err != nil {
+	o.BinDir = testenv.RequireAssets(t)
+	if o.Cluster == "" {
+		o.Cluster = clusterName
+	}
+	o.OnBridgeError = func(err error) { t.Logf("bridge: %v", err) }
+	tb, err := testbed.Start(t.Context(), o)
+	if err != nil {
 		t.Fatal(err)
 	}
-	b.install()
-	if b.version, err = operator.KubernetesVersion(b.asStowage); err != nil {
-		t.Fatal(err)
-	}
-	b.startEmulator()
-	b.bridge = e2e.NewBridge(b.emu, b.admin)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		b.bridge.Run(ctx, 100*time.Millisecond, func(err error) { t.Logf("bridge: %v", err) })
-	}()
-	t.Cleanup(func() { cancel(); <-done })
 	t.Cleanup(func() {
 		if t.Failed() {
+			t.Logf("component logs:\n%s", tb.ControlPlane.LogTails())
 			t.Logf("last operator logs:\n%s", logs.tail(80))
 		}
-	})
-	b.create(nodeClass(), nodePool())
-	return b
-}
-
-func mustScheme(t testing.TB) *runtime.Scheme {
-	s, err := operator.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// install applies the CRDs and the manifests' namespace, ServiceAccount and
-// roles (not the Deployment: the replicas run in the test's process).
-func (b *bed) install() {
-	defs, err := crds.CRDs()
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	if _, err := envtest.InstallCRDs(b.cp.Config, envtest.CRDInstallOptions{CRDs: defs}); err != nil {
-		b.t.Fatalf("installing the CRDs: %v", err)
-	}
-	ms, err := deploy.Manifests()
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	for _, m := range ms {
-		switch m.Object.(type) {
-		case *corev1.Namespace, *corev1.ServiceAccount, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding, *rbacv1.Role, *rbacv1.RoleBinding:
-			b.create(m.Object)
+		if err := tb.Stop(); err != nil {
+			t.Errorf("stopping the bed: %v", err)
 		}
-	}
-}
-
-// startEmulator serves the emulator over HTTP, seeded with the network, the
-// EKS images of the API server's version and the node role, and builds real
-// SDK clients for it the way `stowage run` does, with a base endpoint.
-func (b *bed) startEmulator() {
-	cfg := awsemu.DefaultConfig()
-	cfg.PendingDelay, cfg.ShuttingDownDelay = 500*time.Millisecond, 500*time.Millisecond
-	b.emu = awsemu.New(cfg)
-	srv := httptest.NewServer(b.emu.Handler())
-	b.t.Cleanup(srv.Close)
-	b.emu.SeedDefaultNetwork(clusterName)
-	b.emu.SeedEKSImages(b.version)
-	b.emu.AddRole(nodeRole)
-	var err error
-	b.clients, err = stowaws.LoadClients(context.Background(), region, config.WithBaseEndpoint(srv.URL),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("AKIDEMULATOR", "secret", "")),
-		config.WithRetryMaxAttempts(3))
-	if err != nil {
-		b.t.Fatal(err)
-	}
+	})
+	return &bed{Bed: tb, t: t, root: t}
 }
 
 func (b *bed) create(objs ...client.Object) {
 	b.t.Helper()
-	for _, o := range objs {
-		if err := b.admin.Create(context.Background(), o); err != nil {
-			b.t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
-		}
+	if err := b.Create(context.Background(), objs...); err != nil {
+		b.t.Fatal(err)
 	}
 }
 
 func nodeClass() *v1alpha1.NodeClass {
-	tags := map[string]string{"stowage.dev/discovery": clusterName}
+	tags := map[string]string{testbed.DiscoveryTag: clusterName}
 	return &v1alpha1.NodeClass{
 		ObjectMeta: metav1.ObjectMeta{Name: "default"},
 		Spec: v1alpha1.NodeClassSpec{
 			AMISelectorTerms:           []v1alpha1.AMISelectorTerm{{Alias: "al2023@latest"}},
 			SubnetSelectorTerms:        []v1alpha1.SelectorTerm{{Tags: tags}},
 			SecurityGroupSelectorTerms: []v1alpha1.SecurityGroupSelectorTerm{{Tags: tags}},
-			Role:                       nodeRole,
+			Role:                       testbed.DefaultNodeRole,
 		},
 	}
 }
@@ -244,49 +147,24 @@ type replica struct {
 	err    error
 }
 
-// replicaOptions vary a replica: a wrapper around its cloud provider, and
-// whether stopping it releases the lease (a graceful stop) or leaves it to
-// expire (a crash).
+// replicaOptions vary a replica: a wrapper around its cloud provider, extra
+// flags, and whether stopping it releases the lease (a graceful stop) or
+// leaves it to expire (a crash).
 type replicaOptions struct {
 	wrap            func(*stowaws.CloudProvider) cloudprovider.CloudProvider
+	flags           []string
 	releaseOnCancel bool
-}
-
-// Leases short enough for quick failovers, long enough for 2 busy cores.
-var replicaFlags = []string{
-	"--cluster-name=" + clusterName, "--region=" + region,
-	"--metrics-bind-address=0", "--health-probe-bind-address=0",
-	"--leader-election-namespace=" + deploy.Namespace, "--leader-election-lease-duration=4s",
-	"--leader-election-renew-deadline=3s", "--leader-election-retry-period=500ms",
-}
-
-func (b *bed) options() *options.Options {
-	o, err := options.Parse(replicaFlags, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	return o
 }
 
 func (b *bed) startReplica(name string, ro replicaOptions) *replica {
 	b.t.Helper()
-	log := logging.New(name, "info", "json", logs)
-	newCloud := func(mgr manager.Manager) (cloudprovider.CloudProvider, error) {
-		cp := stowaws.New(b.clients, operator.NodeClasses{Reader: mgr.GetClient()}, stowaws.Options{
-			Cluster: amifamily.Cluster{Name: clusterName, Endpoint: b.cp.APIServerURL,
-				CABundle: base64.StdEncoding.EncodeToString(b.cp.Config.CAData), CIDR: "10.100.0.0/16"},
-			Region: region, KubernetesVersion: b.version, Logger: log,
-		})
-		if ro.wrap != nil {
-			return ro.wrap(cp), nil
-		}
-		return cp, nil
-	}
-	op, err := operator.New(context.Background(), b.asStowage, b.options(), newCloud, log,
-		operator.WithManagerOptions(func(mo *manager.Options) {
+	op, err := b.NewOperator(context.Background(), testbed.OperatorOptions{
+		Flags: ro.flags, Logger: logging.New(name, "info", "json", logs), Wrap: ro.wrap,
+		Options: []operator.Option{operator.WithManagerOptions(func(mo *manager.Options) {
 			mo.Controller.SkipNameValidation = ptr.To(true) // several replicas in one process
 			mo.LeaderElectionReleaseOnCancel = ro.releaseOnCancel
-		}))
+		})},
+	})
 	if err != nil {
 		b.t.Fatalf("building replica %s: %v", name, err)
 	}
@@ -334,7 +212,7 @@ func (b *bed) eventually(timeout time.Duration, check func() error) {
 	b.t.Helper()
 	var last error
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		if err := b.cp.Err(); err != nil {
+		if err := b.Err(); err != nil {
 			return false, err
 		}
 		last = check()
@@ -386,7 +264,7 @@ func podSpec(cpu string) corev1.PodSpec {
 // pods returns the pods of app in ns.
 func (b *bed) pods(ns, app string) ([]corev1.Pod, error) {
 	var list corev1.PodList
-	err := b.admin.List(context.Background(), &list, client.InNamespace(ns), client.MatchingLabels{"app": app})
+	err := b.Admin.List(context.Background(), &list, client.InNamespace(ns), client.MatchingLabels{"app": app})
 	return list.Items, err
 }
 
@@ -409,7 +287,7 @@ func (b *bed) running(ns, app string, want int) func() error {
 		}
 		for _, p := range pods {
 			var node corev1.Node
-			if err := b.admin.Get(context.Background(), client.ObjectKey{Name: p.Spec.NodeName}, &node); err != nil {
+			if err := b.Admin.Get(context.Background(), client.ObjectKey{Name: p.Spec.NodeName}, &node); err != nil {
 				return err
 			}
 			if node.Labels[v1alpha1.LabelNodePool] != poolName || !strings.HasPrefix(node.Spec.ProviderID, "aws:///") {
@@ -423,7 +301,7 @@ func (b *bed) running(ns, app string, want int) func() error {
 
 func (b *bed) claims() ([]v1alpha1.NodeClaim, error) {
 	var list v1alpha1.NodeClaimList
-	err := b.admin.List(context.Background(), &list)
+	err := b.Admin.List(context.Background(), &list)
 	return list.Items, err
 }
 
@@ -431,7 +309,7 @@ func (b *bed) claims() ([]v1alpha1.NodeClaim, error) {
 // state, by the NodeClaim it was launched for.
 func (b *bed) instancesByClaim() map[string][]awsemu.Instance {
 	out := map[string][]awsemu.Instance{}
-	for _, in := range b.emu.Instances() {
+	for _, in := range b.Emulator.Instances() {
 		name := in.Tags[v1alpha1.LabelNodeClaim]
 		out[name] = append(out[name], in)
 	}

@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stowage-dev/stowage/internal/testbed"
 )
 
 // benchPods is how many pods each round creates at once.
@@ -31,7 +33,8 @@ const benchPods = 20
 // CPU time of this process (Stowage, the emulator, the bridge) and of the
 // bed's components over the rounds.
 func BenchmarkPodToRunning(b *testing.B) {
-	bd := startBed(b)
+	bd := startBed(b, testbed.Options{})
+	bd.create(nodeClass(), nodePool())
 	r := bd.startReplica("bench", replicaOptions{releaseOnCancel: true})
 	bd.waitElected(r, 30*time.Second)
 	bd.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}})
@@ -63,18 +66,18 @@ func (b *bed) podsToRunning(round string) []time.Duration {
 			ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: fmt.Sprintf("%s-%d", round, i), Labels: map[string]string{"round": round}},
 			Spec:       podSpec("500m"),
 		}
-		if err := b.admin.Create(ctx, pod); err != nil {
+		if err := b.Admin.Create(ctx, pod); err != nil {
 			b.t.Fatal(err)
 		}
 		created[pod.Name] = time.Now()
 	}
 	running := map[string]time.Duration{}
 	err := wait.PollUntilContextTimeout(ctx, 25*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
-		if err := b.cp.Err(); err != nil {
+		if err := b.Err(); err != nil {
 			return false, err
 		}
 		var pods corev1.PodList
-		if err := b.admin.List(ctx, &pods, client.InNamespace("bench"), client.MatchingLabels{"round": round}); err != nil {
+		if err := b.Admin.List(ctx, &pods, client.InNamespace("bench"), client.MatchingLabels{"round": round}); err != nil {
 			return false, nil //nolint:nilerr // retried on the next poll
 		}
 		now := time.Now()

@@ -18,6 +18,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/nodeclaim"
 	"github.com/stowage-dev/stowage/internal/awsemu"
+	"github.com/stowage-dev/stowage/internal/testbed"
 )
 
 // settle bounds each wait for the system to converge; on an idle machine
@@ -33,7 +34,8 @@ const ns = "apps"
 // terminates every instance. Each replica acts as the manifests'
 // ServiceAccount, so the story also proves the generated RBAC suffices.
 func TestEndToEnd(t *testing.T) {
-	b := startBed(t)
+	b := startBed(t, testbed.Options{})
+	b.create(nodeClass(), nodePool())
 	b.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	var leader *replica
 	steps := []struct {
@@ -83,7 +85,7 @@ func (b *bed) claimsReady() error {
 			return fmt.Errorf("nodeclaim %s is not ready: %v", c.Name, c.Status.Conditions)
 		}
 		var node corev1.Node
-		if err := b.admin.Get(context.Background(), client.ObjectKey{Name: c.Status.NodeName}, &node); err != nil {
+		if err := b.Admin.Get(context.Background(), client.ObjectKey{Name: c.Status.NodeName}, &node); err != nil {
 			return err
 		}
 		if node.Labels["team"] != "e2e" || node.Spec.ProviderID != c.Status.ProviderID {
@@ -96,7 +98,7 @@ func (b *bed) claimsReady() error {
 // nominated checks that the provisioner told each pod of app which claim it is for.
 func (b *bed) nominated(app string) error {
 	var list eventsv1.EventList
-	if err := b.admin.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+	if err := b.Admin.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
 		return err
 	}
 	pods, err := b.pods(ns, app)
@@ -175,7 +177,7 @@ func survivesCrash(t *testing.T, b *bed, leader *replica) *replica {
 		return crasher
 	}})
 	b.waitElected(doomed, 30*time.Second)
-	b.bridge.Pause() // no kubelet comes up before the crash
+	b.Bridge.Pause() // no kubelet comes up before the crash
 	b.create(deployment(ns, "batch", 4, "1500m"))
 	var unrecorded []string
 	b.eventually(settle, func() error {
@@ -190,10 +192,10 @@ func survivesCrash(t *testing.T, b *bed, leader *replica) *replica {
 		t.Fatal(err)
 	}
 	t.Logf("crashed with %d claims launched but not recorded: %v", len(unrecorded), unrecorded)
-	fleets := b.emu.Calls("CreateFleet")
+	fleets := b.Emulator.Calls("CreateFleet")
 
 	next := b.startReplica("replica-c", replicaOptions{})
-	b.bridge.Resume()
+	b.Bridge.Resume()
 	b.waitElected(next, 30*time.Second)
 	b.eventually(settle, b.running(ns, "batch", 4))
 	b.eventually(settle, func() error { return b.claimsReady() })
@@ -206,7 +208,7 @@ func survivesCrash(t *testing.T, b *bed, leader *replica) *replica {
 			t.Errorf("nodeclaim %s, launched before the crash, has %d instances", name, n)
 		}
 	}
-	t.Logf("CreateFleet calls after the restart: %d", b.emu.Calls("CreateFleet")-fleets)
+	t.Logf("CreateFleet calls after the restart: %d", b.Emulator.Calls("CreateFleet")-fleets)
 	return next
 }
 
@@ -258,9 +260,16 @@ func failsOver(t *testing.T, b *bed, leader *replica) *replica {
 }
 
 func terminatesEverything(t *testing.T, b *bed) {
+	b.deleteEverything(t, ns, "web", "batch", "api")
+}
+
+// deleteEverything deletes the Deployments apps of namespace and every
+// NodeClaim, and waits until no claim, Node or pod of namespace is left and
+// every instance has terminated.
+func (b *bed) deleteEverything(t *testing.T, namespace string, apps ...string) {
 	ctx := context.Background()
-	for _, app := range []string{"web", "batch", "api"} {
-		if err := b.admin.Delete(ctx, deployment(ns, app, 0, "1"), client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+	for _, app := range apps {
+		if err := b.Admin.Delete(ctx, deployment(namespace, app, 0, "1"), client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -269,7 +278,7 @@ func terminatesEverything(t *testing.T, b *bed) {
 		t.Fatal(err)
 	}
 	for i := range claims {
-		if err := b.admin.Delete(ctx, &claims[i]); client.IgnoreNotFound(err) != nil {
+		if err := b.Admin.Delete(ctx, &claims[i]); client.IgnoreNotFound(err) != nil {
 			t.Fatal(err)
 		}
 	}
@@ -279,19 +288,19 @@ func terminatesEverything(t *testing.T, b *bed) {
 			return fmt.Errorf("%d nodeclaims left (%v)", len(left), err)
 		}
 		var nodes corev1.NodeList
-		if err := b.admin.List(ctx, &nodes); err != nil || len(nodes.Items) > 0 {
+		if err := b.Admin.List(ctx, &nodes); err != nil || len(nodes.Items) > 0 {
 			return fmt.Errorf("%d nodes left (%v)", len(nodes.Items), err)
 		}
-		for _, in := range b.emu.Instances() {
+		for _, in := range b.Emulator.Instances() {
 			if in.State != awsemu.StateTerminated {
 				return fmt.Errorf("instance %s is %s", in.ID, in.State)
 			}
 		}
 		var pods corev1.PodList
-		if err := b.admin.List(ctx, &pods, client.InNamespace(ns)); err != nil || len(pods.Items) > 0 {
+		if err := b.Admin.List(ctx, &pods, client.InNamespace(namespace)); err != nil || len(pods.Items) > 0 {
 			return fmt.Errorf("%d pods left (%v)", len(pods.Items), err)
 		}
 		return nil
 	})
-	t.Logf("%d instances launched in all, every one terminated", len(b.emu.Instances()))
+	t.Logf("%d instances launched in all, every one terminated", len(b.Emulator.Instances()))
 }

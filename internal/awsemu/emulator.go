@@ -112,6 +112,7 @@ type Emulator struct {
 	sink      EventSink
 	faults    []*Fault
 	calls     map[string]int // action -> calls received
+	observers []func(Call)   // told of every request received, see OnCall
 
 	reservations map[string]*CapacityReservation // id -> reservation
 	vcpuLimits   map[QuotaBucket]int             // bucket -> vCPU limit; absent is unlimited

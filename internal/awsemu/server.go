@@ -30,11 +30,13 @@ func (e *Emulator) Handler() http.Handler { return http.HandlerFunc(e.serveHTTP)
 func (e *Emulator) Start() *httptest.Server { return httptest.NewServer(e.Handler()) }
 
 func (e *Emulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	received := e.clk.Now()
 	req, err := decodeRequest(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	e.notifyCall(req, received)
 	if f := e.countAndFault(req.action); f != nil && e.applyFault(w, req, f) {
 		return
 	}

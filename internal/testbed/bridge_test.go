@@ -1,4 +1,4 @@
-package e2e_test
+package testbed_test
 
 import (
 	"encoding/base64"
@@ -10,14 +10,18 @@ import (
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/aws/amifamily"
 	"github.com/stowage-dev/stowage/controller/catalogue"
-	"github.com/stowage-dev/stowage/controller/e2e"
 	"github.com/stowage-dev/stowage/internal/awsemu"
+	"github.com/stowage-dev/stowage/internal/testbed"
 	"github.com/stowage-dev/stowage/internal/testenv"
 )
 
-// userData is what the AWS layer renders for a claim of the pool.
+// userData is what the AWS layer renders for a claim of the pool (AL2023).
 func userData(labels map[string]string, taints ...corev1.Taint) string {
-	return amifamily.UserData(amifamily.FamilyAL2023, amifamily.Bootstrap{
+	return familyUserData(amifamily.FamilyAL2023, labels, taints...)
+}
+
+func familyUserData(family string, labels map[string]string, taints ...corev1.Taint) string {
+	return amifamily.UserData(family, amifamily.Bootstrap{
 		Cluster: amifamily.Cluster{Name: "c", Endpoint: "https://api", CABundle: "Q0E=", CIDR: "10.100.0.0/16"},
 		Labels:  labels, Taints: taints,
 	})
@@ -25,22 +29,25 @@ func userData(labels map[string]string, taints ...corev1.Taint) string {
 
 func TestKubeletFlagsReadWhatTheAWSLayerWrites(t *testing.T) {
 	labels := map[string]string{v1alpha1.LabelNodePool: "default", "team": "web"}
-	taints := []corev1.Taint{v1alpha1.UnregisteredNoExecuteTaint, {Key: "gpu", Value: "true", Effect: corev1.TaintEffectNoSchedule}}
-	gotLabels, gotTaints, err := e2e.KubeletFlags(userData(labels, taints...))
-	if err != nil {
-		t.Fatal(err)
+	taints := []corev1.Taint{v1alpha1.UnregisteredNoExecuteTaint, {Key: "gpu", Value: "true", Effect: corev1.TaintEffectNoSchedule},
+		{Key: "spot", Effect: corev1.TaintEffectPreferNoSchedule}}
+	for _, family := range []string{amifamily.FamilyAL2023, amifamily.FamilyBottlerocket} {
+		gotLabels, gotTaints, err := testbed.KubeletFlags(familyUserData(family, labels, taints...))
+		if err != nil {
+			t.Fatalf("%s: %v", family, err)
+		}
+		if len(gotLabels) != len(labels) || gotLabels["team"] != "web" || gotLabels[v1alpha1.LabelNodePool] != "default" {
+			t.Errorf("%s: labels = %v, want %v", family, gotLabels, labels)
+		}
+		if !slices.EqualFunc(gotTaints, taints, func(a, b corev1.Taint) bool { return a.MatchTaint(&b) && a.Value == b.Value }) {
+			t.Errorf("%s: taints = %v, want %v", family, gotTaints, taints)
+		}
 	}
-	if len(gotLabels) != len(labels) || gotLabels["team"] != "web" || gotLabels[v1alpha1.LabelNodePool] != "default" {
-		t.Errorf("labels = %v, want %v", gotLabels, labels)
-	}
-	if !slices.EqualFunc(gotTaints, taints, func(a, b corev1.Taint) bool { return a.MatchTaint(&b) && a.Value == b.Value }) {
-		t.Errorf("taints = %v, want %v", gotTaints, taints)
-	}
-	if _, _, err := e2e.KubeletFlags("not base64!"); err == nil {
+	if _, _, err := testbed.KubeletFlags("not base64!"); err == nil {
 		t.Error("KubeletFlags accepted user data that is not base64")
 	}
 	bad := base64.StdEncoding.EncodeToString([]byte("    - --register-with-taints=novalue\n"))
-	if _, _, err := e2e.KubeletFlags(bad); err == nil {
+	if _, _, err := testbed.KubeletFlags(bad); err == nil {
 		t.Error("KubeletFlags accepted a taint without an effect")
 	}
 }
@@ -54,7 +61,7 @@ func TestNodeForIsWhatTheKubeletRegisters(t *testing.T) {
 	}
 	in := awsemu.Instance{ID: "i-0abc", InstanceType: "m6i.large", Zone: "us-east-1b", PrivateIP: "10.0.0.7",
 		UserData: userData(map[string]string{"team": "web"}, v1alpha1.UnregisteredNoExecuteTaint)}
-	node, err := e2e.NodeFor(in, spec, "us-east-1")
+	node, err := testbed.NodeFor(in, spec, "us-east-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +90,26 @@ func TestNodeForIsWhatTheKubeletRegisters(t *testing.T) {
 		got := node.Status.Allocatable[r]
 		if w := want[r]; got.Cmp(w) != 0 {
 			t.Errorf("allocatable %s = %s, want %s", r, got.String(), w.String())
+		}
+	}
+}
+
+func TestNodeForRegistersTheGPUs(t *testing.T) {
+	var spec awsemu.InstanceTypeSpec
+	for _, s := range awsemu.BuiltinCatalogue() {
+		if s.Name == "g6.12xlarge" {
+			spec = s
+		}
+	}
+	in := awsemu.Instance{ID: "i-0gpu", InstanceType: spec.Name, Zone: "us-east-1a", PrivateIP: "10.0.0.9",
+		UserData: familyUserData(amifamily.FamilyAL2023, nil)}
+	node, err := testbed.NodeFor(in, spec, "us-east-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, list := range map[string]corev1.ResourceList{"capacity": node.Status.Capacity, "allocatable": node.Status.Allocatable} {
+		if got := list["nvidia.com/gpu"]; got.Value() != 4 {
+			t.Errorf("%s nvidia.com/gpu = %s, want 4", name, got.String())
 		}
 	}
 }

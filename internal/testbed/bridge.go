@@ -1,14 +1,10 @@
-// Package e2e runs Stowage end to end on the whole-system bed: a real
-// kube-apiserver, etcd, kube-scheduler and kube-controller-manager, kwok as
-// every node's kubelet, the AWS emulator behind the real SDK, and the
-// operator's own wiring in process. Bridge, the one piece the bed lacks, plays
-// the kubelet on each emulated instance.
-package e2e
+package testbed
 
 import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -181,8 +177,10 @@ func infoOf(s awsemu.InstanceTypeSpec) catalogue.Info {
 	}
 }
 
-// KubeletFlags reads the --node-labels and --register-with-taints flags that
-// an AL2023 NodeConfig in the (base64) user data passes the kubelet.
+// KubeletFlags reads the labels and taints the kubelet registers with from
+// the (base64) user data: the --node-labels and --register-with-taints flags
+// of an AL2023 NodeConfig, or the node-labels and node-taints tables of
+// Bottlerocket's TOML settings.
 func KubeletFlags(userData string) (map[string]string, []corev1.Taint, error) {
 	raw, err := base64.StdEncoding.DecodeString(userData)
 	if err != nil {
@@ -190,25 +188,82 @@ func KubeletFlags(userData string) (map[string]string, []corev1.Taint, error) {
 	}
 	labels := map[string]string{}
 	var taints []corev1.Taint
+	table := "" // the Bottlerocket TOML table the line is in
 	for _, line := range strings.Split(string(raw), "\n") {
 		line = strings.TrimPrefix(strings.TrimSpace(line), "- ")
-		if v, ok := strings.CutPrefix(line, "--node-labels="); ok {
-			for _, kv := range splitList(v) {
+		var more []corev1.Taint
+		switch {
+		case strings.HasPrefix(line, "["):
+			table = strings.Trim(line, "[]")
+		case strings.HasPrefix(line, "--node-labels="):
+			for _, kv := range splitList(strings.TrimPrefix(line, "--node-labels=")) {
 				k, val, _ := strings.Cut(kv, "=")
 				labels[k] = val
 			}
+		case strings.HasPrefix(line, "--register-with-taints="):
+			more, err = parseTaints(splitList(strings.TrimPrefix(line, "--register-with-taints=")))
+		case table == "settings.kubernetes.node-labels" && line != "":
+			err = tomlLabel(line, labels)
+		case table == "settings.kubernetes.node-taints" && line != "":
+			more, err = tomlTaints(line)
 		}
-		if v, ok := strings.CutPrefix(line, "--register-with-taints="); ok {
-			for _, t := range splitList(v) {
-				taint, err := parseTaint(t)
-				if err != nil {
-					return nil, nil, err
-				}
-				taints = append(taints, taint)
-			}
+		if err != nil {
+			return nil, nil, err
 		}
+		taints = append(taints, more...)
 	}
 	return labels, taints, nil
+}
+
+func parseTaints(specs []string) ([]corev1.Taint, error) {
+	var out []corev1.Taint
+	for _, s := range specs {
+		t, err := parseTaint(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// tomlLabel reads a "key" = "value" line of Bottlerocket's node-labels.
+func tomlLabel(line string, labels map[string]string) error {
+	k, v, err := tomlPair(line)
+	if err != nil {
+		return err
+	}
+	if labels[k], err = strconv.Unquote(v); err != nil {
+		return fmt.Errorf("node label %s: value %s is not a quoted string", k, v)
+	}
+	return nil
+}
+
+// tomlTaints reads a "key" = ["value:Effect", ...] line of Bottlerocket's node-taints.
+func tomlTaints(line string) ([]corev1.Taint, error) {
+	k, v, err := tomlPair(line)
+	if err != nil {
+		return nil, err
+	}
+	var specs []string
+	for _, item := range splitList(strings.Trim(v, "[] ")) {
+		spec, err := strconv.Unquote(strings.TrimSpace(item))
+		if err != nil {
+			return nil, fmt.Errorf("node taint %s: %s is not a quoted string", k, item)
+		}
+		specs = append(specs, k+"="+spec)
+	}
+	return parseTaints(specs)
+}
+
+// tomlPair splits "key" = value, unquoting the key.
+func tomlPair(line string) (string, string, error) {
+	qk, v, ok := strings.Cut(line, "=")
+	k, err := strconv.Unquote(strings.TrimSpace(qk))
+	if !ok || err != nil {
+		return "", "", fmt.Errorf("user data line %q is not \"key\" = value", line)
+	}
+	return k, strings.TrimSpace(v), nil
 }
 
 func splitList(v string) []string {
