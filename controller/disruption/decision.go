@@ -8,7 +8,10 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+	"github.com/stowage-dev/stowage/controller/state"
 )
 
 // Decision is what one method decided on one snapshot.
@@ -47,6 +50,9 @@ func Decide(ctx context.Context, m Method, snap *scheduler.Snapshot, now time.Ti
 	d.Budgets, d.BudgetErr = NewBudgets(snap.Nodes, pools, now, m.Reason())
 	var wanted []*Candidate
 	for _, c := range NewCandidates(snap.Nodes, pools) {
+		if c.BlockedBy == "" {
+			c.BlockedBy = justReady(c, now)
+		}
 		switch {
 		case !m.ShouldDisrupt(c):
 		case c.BlockedBy != "":
@@ -63,6 +69,18 @@ func Decide(ctx context.Context, m Method, snap *scheduler.Snapshot, now time.Ti
 	d.Blocked = append(d.Blocked, budgetBlocked(m.Reason(), d.Budgets, cmds, wanted)...)
 	sortBlocked(d.Blocked)
 	return d, nil
+}
+
+// justReady blocks a node that became Ready less than state.NominationGrace
+// ago: kube-scheduler may still be binding the pods nominated to it, so an
+// empty look does not mean the node is unneeded.
+func justReady(c *Candidate, now time.Time) string {
+	for _, cond := range c.Node.Status.Conditions {
+		if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue && now.Sub(cond.LastTransitionTime.Time) < state.NominationGrace {
+			return fmt.Sprintf("node became Ready %s ago; the pods nominated to it may still be binding", now.Sub(cond.LastTransitionTime.Time).Round(time.Second))
+		}
+	}
+	return ""
 }
 
 // budgetBlocked returns the wanted candidates left out of cmds whose pool

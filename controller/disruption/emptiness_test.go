@@ -12,6 +12,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/disruption"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+	"github.com/stowage-dev/stowage/controller/state"
 )
 
 func TestEmptiness(t *testing.T) {
@@ -167,5 +168,28 @@ func TestEmptinessOrder(t *testing.T) {
 		if got := blockedNames(d); !slices.Equal(got, wantBlocked) {
 			t.Fatalf("shuffle %d: blocked %q, want %q", i, got, wantBlocked)
 		}
+	}
+}
+
+func TestANodeJustReadyIsNotDisruptedWhileItsPodsBind(t *testing.T) {
+	pools := []*v1alpha1.NodePool{pool("default", "0s")}
+	for _, tc := range []struct {
+		readyFor    time.Duration
+		want        []string
+		wantBlocked int
+	}{
+		{readyFor: state.NominationGrace - time.Second, wantBlocked: 1},
+		{readyFor: state.NominationGrace, want: []string{"Empty[a]"}},
+	} {
+		t.Run(tc.readyFor.String(), func(t *testing.T) {
+			n := node("a", "default", 0)
+			n.Node.Status.Conditions[0].LastTransitionTime = metav1.NewTime(epoch)
+			m := disruption.NewEmptiness(clocktesting.NewFakeClock(epoch))
+			d, err := disruption.Decide(t.Context(), m, &scheduler.Snapshot{Nodes: []*scheduler.StateNode{n}, NodePools: pools}, epoch.Add(tc.readyFor))
+			fatalIf(t, err)
+			if got := commanded(d); !slices.Equal(got, tc.want) || len(d.Blocked) != tc.wantBlocked {
+				t.Errorf("Ready for %s: commands %v, blocked %v; want %v and %d blocked", tc.readyFor, got, blockedNames(d), tc.want, tc.wantBlocked)
+			}
+		})
 	}
 }
