@@ -38,7 +38,9 @@ func comparePods(a, b *corev1.Pod) int {
 func (sv *solver) newNodeClaim(n *node) *NewNodeClaim {
 	headroom := n.pool.limits.Sub(n.pool.usage).Add(n.types[n.cur].it.Capacity)
 	var ranked []*typeOption
-	for _, t := range n.types[n.cur:] {
+	// Every type is considered, not only those from cur on: a claim sized
+	// for alike pods that went elsewhere shrinks back.
+	for _, t := range n.types {
 		if !n.used.Fits(t.alloc) {
 			continue
 		}

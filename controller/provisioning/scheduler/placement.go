@@ -162,6 +162,9 @@ func (sv *solver) planTerm(p *podInfo, c *podClass, n *node, reqs scheduling.Req
 	if j < 0 || !sv.minValuesHold(n, reqsOr(reqs, n.reqs), types, j, want) || !sv.withinLimits(n, types[j]) {
 		return nil
 	}
+	if n.index < 0 {
+		j = sv.sizeForAlike(p, c, n, reqsOr(reqs, n.reqs), types, j)
+	}
 	dom := func(key string) string { return claimDomain(n, reqsOr(reqs, n.reqs), key) }
 	if ok, permanent := sv.topologyAllows(c, dom); !ok {
 		if permanent && reqs == nil {
@@ -174,6 +177,63 @@ func (sv *solver) planTerm(p *podInfo, c *podClass, n *node, reqs scheduling.Req
 		pl.reqs, pl.types = reqs, types
 	}
 	return pl
+}
+
+// sizeForAlike sizes a new claim for the pods alike to p still to come: the
+// type with the lowest price per pod it would hold, of those that fit p. A
+// claim opened for one pod of many would otherwise be the smallest type, and
+// each later pod would open another small claim rather than grow one (the
+// marginal price of growing is about the price of a second small node). The
+// claim shrinks back to the cheapest type that fits what it holds at the end.
+func (sv *solver) sizeForAlike(p *podInfo, c *podClass, n *node, reqs scheduling.Requirements, types []*typeOption, j int) int {
+	alike := sv.shapes[p.shape()] + 1
+	if alike <= 1 || !shareable(c) {
+		return j
+	}
+	best, bestPerPod := j, types[j].price/float64(min(alike, fitCount(types[j].alloc, p.requests)))
+	for i := j + 1; i < len(types); i++ {
+		k := min(alike, fitCount(types[i].alloc, p.requests))
+		if k < 1 {
+			continue
+		}
+		if perPod := types[i].price / float64(k); perPod < bestPerPod*(1-1e-9) {
+			best, bestPerPod = i, perPod
+		}
+	}
+	if best == j || !sv.minValuesHold(n, reqs, types, best, p.requests) || !sv.withinLimits(n, types[best]) {
+		return j
+	}
+	return best
+}
+
+// shareable reports whether pods of the class may share a node: no hostname
+// spread or anti-affinity, no host ports.
+func shareable(c *podClass) bool {
+	if len(c.hostPorts) > 0 {
+		return false
+	}
+	for _, g := range slices.Concat(c.spreads, c.antiAffinities) {
+		if g.key == corev1.LabelHostname {
+			return false
+		}
+	}
+	return true
+}
+
+// fitCount is how many pods requesting r fit in alloc.
+func fitCount(alloc, r scheduling.Resources) int {
+	k := math.MaxInt
+	for _, d := range [][2]int64{{alloc.CPU, r.CPU}, {alloc.Memory, r.Memory}, {alloc.EphemeralStorage, r.EphemeralStorage}, {alloc.Pods, r.Pods}} {
+		if d[1] > 0 {
+			k = min(k, int(d[0]/d[1]))
+		}
+	}
+	for _, e := range r.Extended {
+		if e.Value > 0 {
+			k = min(k, int(alloc.Get(e.Name)/e.Value))
+		}
+	}
+	return k
 }
 
 // withinLimits checks the pool's limits for the claim grown (or opened) to type t.

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"encoding/json"
+	"fmt"
 	"hash/fnv"
 	"slices"
 	"strconv"
@@ -18,6 +19,21 @@ type podInfo struct {
 	class    *podClass
 	// index is the pod's position in the snapshot, for stable output order.
 	index int
+}
+
+// shape groups alike pods: one class and the same requests.
+type shape struct {
+	class                          *podClass
+	cpu, memory, ephemeral, podsEq int64
+	extended                       string
+}
+
+func (p *podInfo) shape() shape {
+	sh := shape{class: p.class, cpu: p.requests.CPU, memory: p.requests.Memory, ephemeral: p.requests.EphemeralStorage, podsEq: p.requests.Pods}
+	for _, e := range p.requests.Extended {
+		sh.extended += fmt.Sprintf("%s=%d,", e.Name, e.Value)
+	}
+	return sh
 }
 
 // podClass holds the scheduling constraints that pods with identical specs share,

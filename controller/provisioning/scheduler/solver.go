@@ -29,6 +29,9 @@ type solver struct {
 	classes  map[string]*podClass
 	volumes  *volumeTopology
 	order    []*corev1.Pod // placed pods in commit order
+	// shapes counts, per class and requests, the pods not yet tried: a new
+	// claim is sized for the alike pods still to come.
+	shapes map[shape]int
 }
 
 // Solve decides where every pending pod goes. It is a pure function of the
@@ -49,9 +52,13 @@ func Solve(s *Snapshot, opts Options) *Results {
 		var failed []*podInfo
 		var reasons []string
 		for _, p := range pending {
+			sv.shapes[p.shape()]--
 			if reason := sv.place(p); reason != "" {
 				failed, reasons = append(failed, p), append(reasons, reason)
 			}
+		}
+		for _, p := range failed {
+			sv.shapes[p.shape()]++
 		}
 		if len(failed) == len(pending) {
 			for i, p := range failed {
@@ -66,7 +73,7 @@ func Solve(s *Snapshot, opts Options) *Results {
 }
 
 func newSolver(s *Snapshot, opts Options) *solver {
-	sv := &solver{snapshot: s, opts: opts, classes: map[string]*podClass{}}
+	sv := &solver{snapshot: s, opts: opts, classes: map[string]*podClass{}, shapes: map[shape]int{}}
 	sv.volumes = newVolumeTopology(s)
 	for _, np := range sortedPools(s.NodePools) {
 		sv.pools = append(sv.pools, newPool(np, s.InstanceTypes[np.Name], s.DaemonSets))
@@ -113,6 +120,7 @@ func (sv *solver) podInfos() []*podInfo {
 	}
 	for _, p := range pods {
 		p.class = sv.classFor(p.pod)
+		sv.shapes[p.shape()]++
 	}
 	sv.linkMatches()
 	// Pods that own a spread go first: a spread is checked when its owner is
