@@ -144,10 +144,6 @@ func poolTaint(key string) func(*v1alpha1.NodePool) {
 	}
 }
 
-func poolWeight(w int32) func(*v1alpha1.NodePool) {
-	return func(np *v1alpha1.NodePool) { np.Spec.Weight = ptr.To(w) }
-}
-
 // running returns pods bound to node name (not pending).
 func running(node string, ps []*corev1.Pod) []*corev1.Pod {
 	for _, p := range ps {
