@@ -46,9 +46,9 @@ type Cluster struct {
 	claimKeys   map[string]string
 	pods        objects[*corev1.Pod]
 	nominations map[string]string // pod namespace/name -> nodeclaim or node name
-	// node name -> pod namespace/name -> the running pods bound to it, kept as
+	// node name -> the running pods bound to it, kept in order as
 	// pods change so that a snapshot need not scan every pod
-	bound   map[string]map[string]*corev1.Pod
+	bound   map[string]*boundPods
 	created map[string]time.Time // nodeclaim name -> when this process created it, until the informer shows it
 
 	nodePools      objects[*v1alpha1.NodePool]
@@ -68,7 +68,7 @@ func NewCluster(clk clock.PassiveClock) *Cluster {
 	return &Cluster{
 		clk: clk, claimTimeout: DefaultCreatedClaimTimeout,
 		nodes: map[string]*stateNode{}, nodeKeys: map[string]string{}, claimKeys: map[string]string{},
-		pods: objects[*corev1.Pod]{}, nominations: map[string]string{}, bound: map[string]map[string]*corev1.Pod{},
+		pods: objects[*corev1.Pod]{}, nominations: map[string]string{}, bound: map[string]*boundPods{},
 		created:   map[string]time.Time{},
 		nodePools: objects[*v1alpha1.NodePool]{}, nodeClasses: objects[*v1alpha1.NodeClass]{},
 		daemonSets: objects[*appsv1.DaemonSet]{}, pdbs: objects[*policyv1.PodDisruptionBudget]{},
@@ -117,9 +117,9 @@ func (c *Cluster) UpdatePod(pod *corev1.Pod) {
 		delete(c.nominations, k)
 		if !isTerminal(pod) {
 			if c.bound[pod.Spec.NodeName] == nil {
-				c.bound[pod.Spec.NodeName] = map[string]*corev1.Pod{}
+				c.bound[pod.Spec.NodeName] = &boundPods{pods: map[string]*corev1.Pod{}}
 			}
-			c.bound[pod.Spec.NodeName][k] = pod
+			c.bound[pod.Spec.NodeName].put(k, pod)
 		}
 	}
 }
@@ -139,9 +139,10 @@ func (c *Cluster) unbind(k string) {
 	if !ok || old.Spec.NodeName == "" {
 		return
 	}
-	delete(c.bound[old.Spec.NodeName], k)
-	if len(c.bound[old.Spec.NodeName]) == 0 {
-		delete(c.bound, old.Spec.NodeName)
+	if b := c.bound[old.Spec.NodeName]; b != nil {
+		if b.remove(k); len(b.keys) == 0 {
+			delete(c.bound, old.Spec.NodeName)
+		}
 	}
 }
 
@@ -240,25 +241,48 @@ func (c *Cluster) Snapshot(pending []*corev1.Pod, instanceTypes map[string][]*cl
 	}
 }
 
+// boundPods are the pods bound to one node, kept in namespace/name order.
+type boundPods struct {
+	keys []string // sorted
+	pods map[string]*corev1.Pod
+}
+
+func (b *boundPods) put(k string, pod *corev1.Pod) {
+	if i, found := slices.BinarySearch(b.keys, k); !found {
+		b.keys = slices.Insert(b.keys, i, k)
+	}
+	b.pods[k] = pod
+}
+
+func (b *boundPods) remove(k string) {
+	if i, found := slices.BinarySearch(b.keys, k); found {
+		b.keys = slices.Delete(b.keys, i, i+1)
+	}
+	delete(b.pods, k)
+}
+
+func (b *boundPods) list() []*corev1.Pod {
+	out := make([]*corev1.Pod, len(b.keys))
+	for i, k := range b.keys {
+		out[i] = b.pods[k]
+	}
+	return out
+}
+
 // stateNodes builds the scheduler's nodes, each with its bound pods then the
 // pods nominated to it, sorted by name.
 func (c *Cluster) stateNodes() []*scheduler.StateNode {
-	// Each node's pods are sorted on their own: a snapshot of a large cluster
-	// is taken every few seconds, and one sort of every pod dominated it.
+	// Bound pods are kept in order per node as they change: a snapshot of a
+	// large cluster is taken every few seconds, and sorting every pod
+	// dominated it.
 	bound, nominated := map[string][]*corev1.Pod{}, map[string][]*corev1.Pod{}
-	for node, pods := range c.bound {
-		bound[node] = slices.Collect(maps.Values(pods))
+	for node, b := range c.bound {
+		bound[node] = b.list()
 	}
-	for k, target := range c.nominations {
+	for _, k := range slices.Sorted(maps.Keys(c.nominations)) {
+		target := c.nominations[k]
 		if p, ok := c.pods[k]; ok && p.Spec.NodeName == "" && !isTerminal(p) && c.nominationLive(target) {
 			nominated[target] = append(nominated[target], p)
-		}
-	}
-	for _, m := range []map[string][]*corev1.Pod{bound, nominated} {
-		for _, pods := range m {
-			slices.SortFunc(pods, func(a, b *corev1.Pod) int {
-				return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
-			})
 		}
 	}
 	out := make([]*scheduler.StateNode, 0, len(c.nodes))
