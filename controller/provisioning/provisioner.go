@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"sync"
 
 	"github.com/hashicorp/go-hclog"
 	corev1 "k8s.io/api/core/v1"
@@ -41,6 +42,8 @@ type Provisioner struct {
 	log      hclog.Logger
 	solve    scheduler.Options
 	clk      clock.PassiveClock
+	// createConcurrency bounds the claims created at once.
+	createConcurrency int
 }
 
 // Option configures a Provisioner.
@@ -48,6 +51,14 @@ type Option func(*Provisioner)
 
 // WithLogger sets the logger; nothing is logged without one.
 func WithLogger(log hclog.Logger) Option { return func(p *Provisioner) { p.log = log } }
+
+// DefaultCreateConcurrency is how many NodeClaims a batch creates at once.
+const DefaultCreateConcurrency = 8
+
+// WithCreateConcurrency sets how many claims are created at once; 1 creates
+// them one after another, in order, for a writer that is not safe for
+// concurrent use (the simulator's).
+func WithCreateConcurrency(n int) Option { return func(p *Provisioner) { p.createConcurrency = n } }
 
 // WithClock sets the clock the scheduling duration is measured on; the real
 // clock when unset.
@@ -62,7 +73,7 @@ func WithSolveOptions(opts scheduler.Options) Option { return func(p *Provisione
 func NewProvisioner(cluster *state.Cluster, cloud cloudprovider.CloudProvider, writer ClusterWriter, recorder Recorder,
 	newID func() string, opts ...Option) *Provisioner {
 	p := &Provisioner{cluster: cluster, cloud: cloud, writer: writer, recorder: recorder, newID: newID, log: hclog.NewNullLogger(),
-		clk: clock.RealClock{}}
+		clk: clock.RealClock{}, createConcurrency: DefaultCreateConcurrency}
 	for _, o := range opts {
 		o(p)
 	}
@@ -117,13 +128,14 @@ func (p *Provisioner) Provision(ctx context.Context) (*Batch, error) {
 	p.log.Info("solved a batch", "pods", len(b.Pods), "nodeclaims", len(b.Decision.NewNodeClaims),
 		"existing", len(b.Decision.Existing), "unschedulable", len(b.Decision.Unschedulable))
 	var errs []error
-	for _, nc := range b.Decision.NewNodeClaims {
-		claim, err := p.launch(ctx, nc, poolNamed(snap.NodePools, nc.NodePool))
-		if err != nil {
-			errs = append(errs, err)
+	for i, claim := range p.createAll(ctx, b.Decision.NewNodeClaims, snap.NodePools) {
+		nc := b.Decision.NewNodeClaims[i]
+		if claim.err != nil {
+			errs = append(errs, claim.err)
 			continue
 		}
-		b.NodeClaims = append(b.NodeClaims, claim)
+		p.launched(claim.claim, nc, poolNamed(snap.NodePools, nc.NodePool))
+		b.NodeClaims = append(b.NodeClaims, claim.claim)
 	}
 	p.nominateExisting(b.Decision.Existing, snap.Nodes)
 	p.reportUnschedulable(b.Decision.Unschedulable)
@@ -175,11 +187,52 @@ func poolNamed(pools []*v1alpha1.NodePool, name string) *v1alpha1.NodePool {
 
 // launch creates the claim for nc, records it and its pods in the state and
 // publishes a Nominated event per pod.
-func (p *Provisioner) launch(ctx context.Context, nc *scheduler.NewNodeClaim, pool *v1alpha1.NodePool) (*v1alpha1.NodeClaim, error) {
-	claim, err := p.create(ctx, NodeClaimFor(nc, pool))
-	if err != nil {
-		return nil, fmt.Errorf("creating a nodeclaim for nodepool %s: %w", pool.Name, err)
+// created is the outcome of one claim's creation.
+type created struct {
+	claim *v1alpha1.NodeClaim
+	err   error
+}
+
+// createAll creates the decision's claims, up to createConcurrency at once:
+// one after another, the API round trips of a large batch added up to most of
+// the time from a pod's first FailedScheduling to its instance's launch.
+// Names are drawn in decision order first, so that a seeded name source gives
+// the same names whatever the interleaving.
+func (p *Provisioner) createAll(ctx context.Context, ncs []*scheduler.NewNodeClaim, pools []*v1alpha1.NodePool) []created {
+	claims := make([]*v1alpha1.NodeClaim, len(ncs))
+	for i, nc := range ncs {
+		claims[i] = NodeClaimFor(nc, poolNamed(pools, nc.NodePool))
+		claims[i].Name = claims[i].Labels[v1alpha1.LabelNodePool] + "-" + p.newID()
 	}
+	out := make([]created, len(ncs))
+	sem := make(chan struct{}, max(p.createConcurrency, 1))
+	var wg sync.WaitGroup
+	for i := range claims {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i].claim, out[i].err = p.writer.CreateNodeClaim(ctx, claims[i])
+		}()
+		if p.createConcurrency <= 1 {
+			wg.Wait() // one at a time, in order: a caller that is not safe for concurrent writes
+		}
+	}
+	wg.Wait()
+	for i := range out {
+		if apierrors.IsAlreadyExists(out[i].err) {
+			out[i].claim, out[i].err = p.create(ctx, claims[i])
+		}
+		if out[i].err != nil {
+			out[i].err = fmt.Errorf("creating a nodeclaim for nodepool %s: %w", claims[i].Labels[v1alpha1.LabelNodePool], out[i].err)
+		}
+	}
+	return out
+}
+
+// launched records a created claim: the state waits for it, its pods are
+// nominated to it, and each gets an event.
+func (p *Provisioner) launched(claim *v1alpha1.NodeClaim, nc *scheduler.NewNodeClaim, pool *v1alpha1.NodePool) {
 	p.cluster.NodeClaimCreated(claim)
 	for _, pod := range nc.Pods {
 		p.cluster.Nominate(pod, claim.Name)
@@ -187,7 +240,6 @@ func (p *Provisioner) launch(ctx context.Context, nc *scheduler.NewNodeClaim, po
 	}
 	p.log.Info("created nodeclaim", "nodeclaim", claim.Name, "nodepool", pool.Name,
 		"instance_type", nc.InstanceTypes[0].Name, "instance_types", len(nc.InstanceTypes), "pods", len(nc.Pods))
-	return claim, nil
 }
 
 // create names claim after its pool with a fresh suffix, trying another

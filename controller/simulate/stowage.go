@@ -77,7 +77,8 @@ func newStowageSystem(w *world) *stowageSystem {
 	recorder := &eventLog{w: w}
 	sys.batcher = provisioning.NewBatcher(w.clk, provisioning.BatcherOptions{})
 	sys.provisioner = provisioning.NewProvisioner(w.cluster, sys.cloud, provisioning.ClientWriter{Client: w.kube}, recorder,
-		provisioning.RandomSuffix(w.rng), provisioning.WithLogger(hclog.NewNullLogger()), provisioning.WithClock(w.clk))
+		provisioning.RandomSuffix(w.rng), provisioning.WithLogger(hclog.NewNullLogger()), provisioning.WithClock(w.clk),
+		provisioning.WithCreateConcurrency(1))
 	term := termination.New(w.clk, w.kube, sys.cloud, termination.Options{Recorder: recorder})
 	sys.reconcilers = map[reconciler]reconcile.Reconciler{
 		lifecycleCtl:       lifecycle.New(w.clk, w.kube, sys.cloud, lifecycle.Options{Recorder: recorder}),
