@@ -66,7 +66,13 @@ type Controller struct {
 	gauged map[string]map[string]bool
 	// budgetErrs is method -> the budget problem last logged.
 	budgetErrs map[string]string
+	// settled is true when the last round found nothing to do, block or wait
+	// for, at the cluster state's generation settledAt: a round on the same
+	// state would decide the same, so it is skipped.
+	settled   bool
+	settledAt uint64
 }
+
 
 var (
 	_ manager.Runnable               = (*Controller)(nil)
@@ -135,18 +141,28 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 	if !c.cluster.Synced(ctx) {
 		return ErrNotSynced
 	}
+	gen := c.cluster.Generation()
+	if c.settled && gen == c.settledAt {
+		return nil
+	}
 	snap := c.cluster.Snapshot(nil, nil)
 	blocked := map[string]string{}
 	defer func() { c.blocked = blocked }()
+	c.settled, c.settledAt = true, gen
 	for _, m := range c.methods {
 		start := c.clk.Now()
 		d, err := Decide(ctx, m, snap, start)
 		EvaluationDuration.WithLabelValues(m.Name()).Observe(c.clk.Since(start).Seconds())
 		if err != nil {
+			c.settled = false
 			return fmt.Errorf("deciding: %w", err)
 		}
 		c.report(d, blocked)
+		if len(d.Blocked) > 0 || d.BudgetErr != nil || m.Waiting() {
+			c.settled = false
+		}
 		if len(d.Commands) > 0 {
+			c.settled = false
 			return c.queue.execute(ctx, d.Commands)
 		}
 	}

@@ -191,3 +191,42 @@ func TestControllerWaitsForSync(t *testing.T) {
 		t.Fatalf("deleted %q, want %q", got, want)
 	}
 }
+
+// countingMethod counts the rounds that reach it.
+type countingMethod struct {
+	disruption.Method
+	rounds int
+}
+
+func (m *countingMethod) ComputeCommands(ctx context.Context, b disruption.Budgets, cs []*disruption.Candidate) ([]disruption.Command, error) {
+	m.rounds++
+	return m.Method.ComputeCommands(ctx, b, cs)
+}
+
+func TestControllerSkipsRoundsWhileNothingChanges(t *testing.T) {
+	w := newWorld(pool("ctl-settled", "30s"))
+	m := &countingMethod{Method: disruption.NewEmptiness(w.clk)}
+	w.ctrl = disruption.New(w.clk, w.cluster, w.writer, disruption.Options{Recorder: w.recorder, Methods: []disruption.Method{m}})
+	w.add(node("busy", "ctl-settled", 0, pod("web")))
+
+	for range 3 {
+		fatalIf(t, w.ctrl.RunOnce(t.Context()))
+		w.clk.Step(10 * time.Second)
+	}
+	if m.rounds != 1 {
+		t.Fatalf("%d rounds on an unchanged state with nothing to do, want 1", m.rounds)
+	}
+	// A change (the pod goes) makes the next round run; the empty node then
+	// waits out consolidateAfter, and every round runs until it goes.
+	w.cluster.DeletePod(pod("web"))
+	for range 4 {
+		fatalIf(t, w.ctrl.RunOnce(t.Context()))
+		w.clk.Step(10 * time.Second)
+	}
+	if m.rounds != 5 {
+		t.Errorf("%d rounds, want 5: one before, then one per round while a node waits", m.rounds)
+	}
+	if got := w.writer.take(); !slices.Equal(got, []string{"busy"}) {
+		t.Errorf("deleted %q, want busy once it has been empty 30s", got)
+	}
+}

@@ -29,6 +29,10 @@ type Emptiness struct {
 
 var _ Method = (*Emptiness)(nil)
 
+// Waiting reports whether some node is empty and waiting out its pool's
+// consolidateAfter.
+func (e *Emptiness) Waiting() bool { return len(e.emptySince) > 0 }
+
 // NewEmptiness returns the emptiness method, timing emptiness on clk.
 func NewEmptiness(clk clock.PassiveClock) *Emptiness {
 	return &Emptiness{clk: clk, emptySince: map[string]time.Time{}, asked: map[string]bool{}}

@@ -44,6 +44,10 @@ type Method interface {
 	// candidates and budgets give the same Commands in the same order. An
 	// error means the method could not decide; nothing is executed.
 	ComputeCommands(ctx context.Context, budgets Budgets, candidates []*Candidate) ([]Command, error)
+	// Waiting reports whether the method carries candidates from round to
+	// round (a node waiting out consolidateAfter): while it does, every round
+	// runs, even on an unchanged cluster state.
+	Waiting() bool
 }
 
 // Candidate is a node Stowage manages that a method may disrupt: it has a

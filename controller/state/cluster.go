@@ -60,6 +60,17 @@ type Cluster struct {
 	storageClasses objects[*storagev1.StorageClass]
 
 	syncChecks []func() bool
+	// gen counts the changes to the view, so that a reader can tell it has
+	// not changed since it last looked.
+	gen uint64
+}
+
+// Generation changes whenever the view does; the same value means nothing
+// was recorded in between.
+func (c *Cluster) Generation() uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.gen
 }
 
 // NewCluster returns an empty view. clk times how long a created NodeClaim may
@@ -110,6 +121,7 @@ func (c *Cluster) Synced(_ context.Context) bool {
 func (c *Cluster) UpdatePod(pod *corev1.Pod) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen++
 	k := key(pod)
 	c.unbind(k)
 	c.pods.put(pod)
@@ -128,6 +140,7 @@ func (c *Cluster) UpdatePod(pod *corev1.Pod) {
 func (c *Cluster) DeletePod(pod *corev1.Pod) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen++
 	c.unbind(key(pod))
 	c.pods.remove(pod)
 	delete(c.nominations, key(pod))
@@ -153,6 +166,7 @@ func (c *Cluster) unbind(k string) {
 func (c *Cluster) Nominate(pod *corev1.Pod, target string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen++
 	c.nominations[key(pod)] = target
 }
 
@@ -339,6 +353,7 @@ func key(obj client.Object) string {
 func (c *Cluster) write(f func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen++
 	f()
 }
 

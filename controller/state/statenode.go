@@ -58,6 +58,7 @@ func claimKey(claim *v1alpha1.NodeClaim) string {
 func (c *Cluster) UpdateNode(node *corev1.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen++
 	k := nodeKey(node)
 	marked := false
 	if old, ok := c.nodeKeys[node.Name]; ok && old != k {
@@ -72,6 +73,7 @@ func (c *Cluster) UpdateNode(node *corev1.Node) {
 func (c *Cluster) DeleteNode(node *corev1.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen++
 	if k, ok := c.nodeKeys[node.Name]; ok {
 		c.detach(k, func(n *stateNode) { n.node = nil })
 		delete(c.nodeKeys, node.Name)
@@ -84,6 +86,7 @@ func (c *Cluster) DeleteNode(node *corev1.Node) {
 func (c *Cluster) UpdateNodeClaim(claim *v1alpha1.NodeClaim) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen++
 	c.updateClaim(claim)
 	delete(c.created, claim.Name)
 }
@@ -95,6 +98,7 @@ func (c *Cluster) UpdateNodeClaim(claim *v1alpha1.NodeClaim) {
 func (c *Cluster) NodeClaimCreated(claim *v1alpha1.NodeClaim) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen++
 	if _, seen := c.claimKeys[claim.Name]; !seen {
 		c.created[claim.Name] = c.clk.Now()
 	}
@@ -117,6 +121,7 @@ func (c *Cluster) updateClaim(claim *v1alpha1.NodeClaim) {
 func (c *Cluster) DeleteNodeClaim(claim *v1alpha1.NodeClaim) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen++
 	if k, ok := c.claimKeys[claim.Name]; ok {
 		c.detach(k, func(n *stateNode) { n.claim = nil })
 		delete(c.claimKeys, claim.Name)
@@ -135,6 +140,7 @@ func (c *Cluster) UnmarkForDeletion(names ...string) { c.setMarked(false, names)
 func (c *Cluster) setMarked(marked bool, names []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen++
 	for _, name := range names {
 		if n := c.find(name); n != nil {
 			n.marked = marked
