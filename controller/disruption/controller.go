@@ -73,7 +73,6 @@ type Controller struct {
 	settledAt uint64
 }
 
-
 var (
 	_ manager.Runnable               = (*Controller)(nil)
 	_ manager.LeaderElectionRunnable = (*Controller)(nil)
