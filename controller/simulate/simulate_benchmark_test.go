@@ -2,6 +2,7 @@ package simulate_test
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"syscall"
 	"testing"
@@ -20,8 +21,10 @@ func BenchmarkSimulateDay(b *testing.B) {
 		cpu := cpuSeconds(b) - before
 		st := system(b, r, simulate.SystemStowage)
 		pods := slices.Max(st.Series.PendingTotal())
-		fmt.Printf("BENCH simulate=day-10k hours=24 peak_nodes=%d pods_started=%d max_pending=%d cost=%.2f cpu_seconds=%.3f\n",
-			slices.Max(st.Series.NodesTotal()), started(st.Tiers), pods, st.TotalCost, cpu)
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		fmt.Printf("BENCH simulate=day-10k hours=24 peak_nodes=%d pods_started=%d max_pending=%d cost=%.2f cpu_seconds=%.3f heap_sys_mib=%.0f\n",
+			slices.Max(st.Series.NodesTotal()), started(st.Tiers), pods, st.TotalCost, cpu, float64(ms.HeapSys)/(1<<20))
 	}
 }
 
