@@ -9,9 +9,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/utils/ptr"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/catalogue"
+	"github.com/stowage-dev/stowage/controller/scheduling"
 	"github.com/stowage-dev/stowage/internal/awsemu"
 )
 
@@ -36,7 +40,52 @@ func (w *world) registerNodes(ctx context.Context) error {
 		}
 		in.node = node.Name
 		w.dirty = true
+		if err := w.startDaemonSets(ctx, node); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// startDaemonSets is the DaemonSet controller's part: every DaemonSet whose
+// pod tolerates the new node's taints and matches its node affinity runs one
+// pod there, bound at once.
+func (w *world) startDaemonSets(ctx context.Context, node *corev1.Node) error {
+	for _, ds := range w.s.DaemonSets {
+		pod := &corev1.Pod{ObjectMeta: *ds.Spec.Template.ObjectMeta.DeepCopy(), Spec: *ds.Spec.Template.Spec.DeepCopy()}
+		if scheduling.Tolerates(node.Spec.Taints, pod.Spec.Tolerations) != nil {
+			continue
+		}
+		if ok, _ := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); !ok {
+			continue
+		}
+		pod.Namespace, pod.Name = ds.Namespace, ds.Name+"-"+node.Name
+		if pod.Namespace == "" {
+			pod.Namespace = "default"
+		}
+		pod.Spec.NodeName = node.Name
+		pod.Status.Phase = corev1.PodRunning
+		pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name,
+			UID: types.UID("ds-" + ds.Name), Controller: ptr.To(true)}}
+		if err := w.kube.Create(ctx, pod); err != nil {
+			return fmt.Errorf("starting DaemonSet %s on %s: %w", ds.Name, node.Name, err)
+		}
+		w.requested[node.Name] = w.requested[node.Name].Add(scheduling.PodRequests(pod))
+		w.daemonPods[node.Name] = append(w.daemonPods[node.Name], pod)
+	}
+	return nil
+}
+
+// stopDaemonSets deletes the DaemonSet pods of a node that is gone, as the
+// pod garbage collector does.
+func (w *world) stopDaemonSets(ctx context.Context, node string) error {
+	for _, pod := range w.daemonPods[node] {
+		if err := w.kube.Delete(ctx, pod); client404(err) != nil {
+			return fmt.Errorf("deleting %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+	}
+	delete(w.daemonPods, node)
+	delete(w.requested, node)
 	return nil
 }
 
@@ -132,6 +181,9 @@ func (w *world) reapInstances(ctx context.Context) error {
 					return err
 				}
 			}
+		}
+		if err := w.stopDaemonSets(ctx, in.node); err != nil {
+			return err
 		}
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: in.node}}
 		if err := w.kube.Delete(ctx, node); client404(err) != nil {

@@ -193,3 +193,41 @@ func TestSpotInterruptionLosesNoPod(t *testing.T) {
 		t.Errorf("cluster-autoscaler interruptions %+v, want one that lost its pods", cas.Interruptions)
 	}
 }
+
+func TestDaemonSetsTakeTheirShareOfEveryNode(t *testing.T) {
+	base, err := os.ReadFile("testdata/scale-up-down.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A DaemonSet asking 1 CPU leaves room for two 1-CPU pods on a c6i.xlarge
+	// (3.92 CPU allocatable): 30 pods need 15 nodes instead of 10.
+	doc := string(base) + `
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: node-agent
+  namespace: kube-system
+spec:
+  selector: {matchLabels: {app: node-agent}}
+  template:
+    metadata: {labels: {app: node-agent}}
+    spec:
+      containers:
+        - name: agent
+          image: registry.example.com/agent:1.0
+          resources:
+            requests: {cpu: "1", memory: 256Mi}
+`
+	s, err := simulate.ReadScenario(strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stowage := system(t, run(t, s, false), simulate.SystemStowage)
+	if peak := slices.Max(stowage.Series.NodesTotal()); peak != 15 {
+		t.Errorf("peak nodes %d, want 15 (30 pods, 2 per c6i.xlarge beside the DaemonSet's pod)", peak)
+	}
+	if tier := stowage.Tiers[0]; tier.Name != "web" || tier.PodsStarted != 30 {
+		t.Errorf("tiers %+v: DaemonSet pods must not count as a workload's", stowage.Tiers)
+	}
+}

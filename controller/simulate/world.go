@@ -56,6 +56,8 @@ type world struct {
 	starting, finishing []*simPod
 	// node name -> the requests of the pods bound to it
 	requested map[string]scheduling.Resources
+	// node name -> the DaemonSet pods running on it
+	daemonPods map[string][]*corev1.Pod
 	// poolKeys are the capacity model's offerings, sorted once.
 	poolKeys []awsemu.PoolKey
 	// instances launched and not yet gone, by id
@@ -119,7 +121,7 @@ func newWorld(s *Scenario, seed int64, name string) (*world, error) {
 	w := &world{s: s, clk: clk, rng: rand.New(rand.NewPCG(uint64(seed), 0x5354)), kube: k, cluster: cluster, emu: emu,
 		capacity: newCapacityModel(s, emu), infos: map[string]catalogue.Info{}, images: images,
 		pods: map[string]*simPod{}, instances: map[string]*simInstance{}, terminating: map[string]bool{},
-		requested: map[string]scheduling.Resources{}, unschedulable: func(*corev1.Pod) {},
+		requested: map[string]scheduling.Resources{}, daemonPods: map[string][]*corev1.Pod{}, unschedulable: func(*corev1.Pod) {},
 		out: newSystemResult(name)}
 	for _, info := range catalogue.Builtin() {
 		w.infos[info.Name] = info
