@@ -1,10 +1,9 @@
 package disruption
 
 import (
-	"strings"
+	stowevents "github.com/stowage-dev/stowage/controller/events"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 )
 
@@ -18,31 +17,10 @@ const (
 	ReasonDisruptionBlocked = "DisruptionBlocked"
 )
 
-// Event is one Kubernetes event; the constructors below keep every reason
-// and wording of the disruption events in one place.
-type Event struct {
-	Regarding runtime.Object
-	Type      string
-	Reason    string
-	Action    string
-	Note      string
-}
+// Event is one Kubernetes event about this controller's objects.
+type Event = stowevents.Event
 
-// maxNote is the events.k8s.io/v1 limit on an event's note.
-const maxNote = 1024
-
-func publish(rec events.EventRecorder, evs ...Event) {
-	if rec == nil {
-		return
-	}
-	for _, e := range evs {
-		note := e.Note
-		if len(note) > maxNote {
-			note = strings.ToValidUTF8(note[:maxNote-len("...")], "") + "..."
-		}
-		rec.Eventf(e.Regarding, nil, e.Type, e.Reason, e.Action, "%s", note)
-	}
-}
+func publish(rec events.EventRecorder, evs ...Event) { stowevents.Publish(rec, evs...) }
 
 // onBoth returns e about the candidate's NodeClaim and about its Node.
 func onBoth(c *Candidate, e Event) []Event {

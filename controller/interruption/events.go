@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	stowevents "github.com/stowage-dev/stowage/controller/events"
 )
 
 // Reasons of the controller's events.
@@ -24,33 +25,13 @@ const (
 	EventMalformedMark = "MalformedInterruptionMark"
 )
 
-// Event is one Kubernetes event; the constructors below keep every reason
-// and wording of this controller's events in one place.
-type Event struct {
-	Regarding runtime.Object
-	Related   runtime.Object
-	Type      string
-	Reason    string
-	Action    string
-	Note      string
-}
-
-// maxNote is the events.k8s.io/v1 limit on an event's note.
-const maxNote = 1024
+// Event is one Kubernetes event about this controller's objects.
+type Event = stowevents.Event
 
 // maxValue bounds how much of a malformed annotation value an event quotes.
 const maxValue = 64
 
-func publish(rec events.EventRecorder, e Event) {
-	if rec == nil {
-		return
-	}
-	note := e.Note
-	if len(note) > maxNote {
-		note = note[:maxNote-3] + "..."
-	}
-	rec.Eventf(e.Regarding, e.Related, e.Type, e.Reason, e.Action, "%s", note)
-}
+func publish(rec events.EventRecorder, evs ...Event) { stowevents.Publish(rec, evs...) }
 
 func receivedEvent(node *corev1.Node, m Mark, replaced bool) Event {
 	note := "Received " + describe(m)

@@ -3,10 +3,10 @@ package nodepool
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	stowevents "github.com/stowage-dev/stowage/controller/events"
 )
 
 // Reasons of the controller's events.
@@ -17,29 +17,10 @@ const (
 	EventNotReady = "NodePoolNotReady"
 )
 
-// Event is one Kubernetes event; the constructors below keep every reason
-// and wording of this controller's events in one place.
-type Event struct {
-	Regarding runtime.Object
-	Type      string
-	Reason    string
-	Action    string
-	Note      string
-}
+// Event is one Kubernetes event about this controller's objects.
+type Event = stowevents.Event
 
-// maxNote is the events.k8s.io/v1 limit on an event's note.
-const maxNote = 1024
-
-func publish(rec events.EventRecorder, e Event) {
-	if rec == nil {
-		return
-	}
-	note := e.Note
-	if len(note) > maxNote {
-		note = note[:maxNote-3] + "..."
-	}
-	rec.Eventf(e.Regarding, nil, e.Type, e.Reason, e.Action, "%s", note)
-}
+func publish(rec events.EventRecorder, evs ...Event) { stowevents.Publish(rec, evs...) }
 
 // readinessEvent reports the pool's new Ready condition.
 func readinessEvent(pool *v1alpha1.NodePool, ready metav1.Condition) Event {

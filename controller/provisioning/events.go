@@ -2,11 +2,12 @@ package provisioning
 
 import (
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	stowevents "github.com/stowage-dev/stowage/controller/events"
 )
 
 // Event reasons the provisioner publishes.
@@ -65,16 +66,9 @@ type KubeRecorder struct {
 
 var _ Recorder = KubeRecorder{}
 
-// maxNote is the longest note events.k8s.io/v1 accepts, in bytes.
-const maxNote = 1024
-
 // Publish records each event, cutting messages to the API's limit.
 func (r KubeRecorder) Publish(evs ...Event) {
 	for _, e := range evs {
-		note := e.Message
-		if len(note) > maxNote {
-			note = strings.ToValidUTF8(note[:maxNote-len("...")], "") + "..."
-		}
-		r.Recorder.Eventf(e.Object, e.Related, e.Type, e.Reason, e.Action, "%s", note)
+		r.Recorder.Eventf(e.Object, e.Related, e.Type, e.Reason, e.Action, "%s", stowevents.Note(e.Message))
 	}
 }

@@ -5,35 +5,16 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	stowevents "github.com/stowage-dev/stowage/controller/events"
 )
 
-// Event is one Kubernetes event; the constructors below keep every reason
-// and wording of the termination events in one place.
-type Event struct {
-	Regarding runtime.Object
-	Type      string
-	Reason    string
-	Action    string
-	Note      string
-}
+// Event is one Kubernetes event about this controller's objects.
+type Event = stowevents.Event
 
-// maxNote is the events.k8s.io/v1 limit on an event's note.
-const maxNote = 1024
-
-func publish(rec events.EventRecorder, e Event) {
-	if rec == nil {
-		return
-	}
-	note := e.Note
-	if len(note) > maxNote {
-		note = note[:maxNote-3] + "..."
-	}
-	rec.Eventf(e.Regarding, nil, e.Type, e.Reason, e.Action, "%s", note)
-}
+func publish(rec events.EventRecorder, evs ...Event) { stowevents.Publish(rec, evs...) }
 
 func drainingEvent(node *corev1.Node, pods int, deadline *time.Time) Event {
 	note := fmt.Sprintf("Draining %d pods", pods)
