@@ -33,7 +33,7 @@ func TestSpotInterruptionDeletesTheClaimOnceAndMarksTheOffering(t *testing.T) {
 	w.ExpectCounter("received_total{kind=spot-interruption}",
 		interruption.Received.WithLabelValues(v1alpha1.InterruptionKindSpotInterruption), received, 1)
 	w.event(node.Name, interruption.EventInterruptionReceived, 1)
-	if e := w.event(node.Name, interruption.EventReplacingNode, 1)[0]; e.related != claim.Name || e.eventType != corev1.EventTypeNormal {
+	if e := w.event(node.Name, interruption.EventReplacingNode, 1)[0]; e.Related != claim.Name || e.Type != corev1.EventTypeNormal {
 		t.Errorf("ReplacingNode event = %+v, want a Normal event related to claim %s", e, claim.Name)
 	}
 
@@ -82,7 +82,7 @@ func TestRemarkingAndResyncsActOnce(t *testing.T) {
 	if got := w.offerings.marked(); len(got) != 1 {
 		t.Errorf("offerings marked %d times, want once: %v", len(got), got)
 	}
-	if got := w.events.find(node.Name, interruption.EventInterruptionReceived); len(got) != 1 {
+	if got := w.events.Find(node.Name, interruption.EventInterruptionReceived); len(got) != 1 {
 		t.Errorf("%d InterruptionReceived events, want 1", len(got))
 	}
 
@@ -95,7 +95,7 @@ func TestRemarkingAndResyncsActOnce(t *testing.T) {
 	if n := w.kube.deletes.Load(); n != 1 {
 		t.Errorf("the controller deleted claims %d times, want 1", n)
 	}
-	if got := w.events.find(node.Name, interruption.EventNodeNotManaged); len(got) != 0 {
+	if got := w.events.Find(node.Name, interruption.EventNodeNotManaged); len(got) != 0 {
 		t.Errorf("NodeNotManaged events %v, want none", got)
 	}
 	if got := w.offerings.marked(); len(got) != 1 {
@@ -118,8 +118,8 @@ func TestRebalanceRecommendation(t *testing.T) {
 		w.ExpectCounter("actions_total{action=none}", interruption.Actions.WithLabelValues(interruption.ActionNone), none, 1)
 		w.resync(node)
 		w.notDeleted(claim)
-		if !strings.Contains(e.note, "not replaced") {
-			t.Errorf("InterruptionReceived note %q does not say the node is not replaced", e.note)
+		if !strings.Contains(e.Note, "not replaced") {
+			t.Errorf("InterruptionReceived note %q does not say the node is not replaced", e.Note)
 		}
 		if got := w.offerings.marked(); len(got) != 0 {
 			t.Errorf("offerings marked %v, want none", got)
@@ -151,14 +151,14 @@ func TestNodeWithoutAClaimIsReportedAndLeftAlone(t *testing.T) {
 	w.ExpectCounter("actions_total{action=not_managed}",
 		interruption.Actions.WithLabelValues(interruption.ActionNotManaged), notManaged, 1)
 	w.resync(stranger)
-	if e.eventType != corev1.EventTypeWarning {
-		t.Errorf("NodeNotManaged event type = %s, want Warning", e.eventType)
+	if e.Type != corev1.EventTypeWarning {
+		t.Errorf("NodeNotManaged event type = %s, want Warning", e.Type)
 	}
 	w.notDeleted(claim)
 	if got := w.offerings.marked(); len(got) != 0 {
 		t.Errorf("offerings marked %v, want none", got)
 	}
-	if got := w.events.find(stranger.Name, interruption.EventNodeNotManaged); len(got) != 1 {
+	if got := w.events.Find(stranger.Name, interruption.EventNodeNotManaged); len(got) != 1 {
 		t.Errorf("%d NodeNotManaged events after a resync, want 1", len(got))
 	}
 }
@@ -180,7 +180,7 @@ func TestMalformedDeadlineIsReportedAndTheNodeStillReplaced(t *testing.T) {
 	})
 	w.Eventually(settle, w.deleting(claim))
 	e := w.event(node.Name, interruption.EventMalformedMark, 1)[0]
-	if e.eventType != corev1.EventTypeWarning || !strings.Contains(e.note, v1alpha1.AnnotationInterruptionDeadline) {
+	if e.Type != corev1.EventTypeWarning || !strings.Contains(e.Note, v1alpha1.AnnotationInterruptionDeadline) {
 		t.Errorf("MalformedInterruptionMark event = %+v, want a Warning naming %s", e, v1alpha1.AnnotationInterruptionDeadline)
 	}
 	w.event(node.Name, interruption.EventReplacingNode, 1)
@@ -199,8 +199,8 @@ func TestUnknownKindIsReportedAndLeftAlone(t *testing.T) {
 
 	w.Update(node, func() { node.Annotations = map[string]string{v1alpha1.AnnotationInterruptionKind: "meteor-strike"} })
 	e := w.event(node.Name, interruption.EventMalformedMark, 1)[0]
-	if !strings.Contains(e.note, v1alpha1.AnnotationInterruptionKind) {
-		t.Errorf("MalformedInterruptionMark note %q does not name %s", e.note, v1alpha1.AnnotationInterruptionKind)
+	if !strings.Contains(e.Note, v1alpha1.AnnotationInterruptionKind) {
+		t.Errorf("MalformedInterruptionMark note %q does not name %s", e.Note, v1alpha1.AnnotationInterruptionKind)
 	}
 	w.ExpectCounter("received_total{kind=unknown}", interruption.Received.WithLabelValues(interruption.KindUnknown), unknown, 1)
 	w.resync(node)

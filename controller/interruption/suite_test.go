@@ -3,7 +3,7 @@ package interruption_test
 import (
 	"context"
 	"fmt"
-	"strings"
+	"github.com/stowage-dev/stowage/controller/events/eventstest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,8 +11,6 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -46,7 +44,7 @@ type world struct {
 func start(t *testing.T, opts interruption.Options) *world {
 	t.Helper()
 	e := nodeclaimtest.New(t)
-	w := &world{Env: e, kube: &countingClient{Client: e.Mgr.GetClient()}, offerings: &offerings{}, events: &recorder{}}
+	w := &world{Env: e, kube: &countingClient{Client: e.Mgr.GetClient()}, offerings: &offerings{}, events: &eventstest.Recorder{}}
 	opts.Recorder = w.events
 	w.ctrl = interruption.New(e.Clock, w.kube, w.offerings, opts)
 	if err := w.ctrl.Register(e.Mgr); err != nil {
@@ -128,8 +126,8 @@ func (w *world) event(object, reason string, n int) []recorded {
 	w.T.Helper()
 	var got []recorded
 	w.Eventually(settle, func() error {
-		if got = w.events.find(object, reason); len(got) != n {
-			return fmt.Errorf("%d %s events about %s, want %d: %v", len(got), reason, object, n, w.events.all())
+		if got = w.events.Find(object, reason); len(got) != n {
+			return fmt.Errorf("%d %s events about %s, want %d: %v", len(got), reason, object, n, w.events.All())
 		}
 		return nil
 	})
@@ -203,46 +201,8 @@ func (o *offerings) marked() []offeringCall {
 	return append([]offeringCall(nil), o.calls...)
 }
 
-// recorder is an events.EventRecorder keeping what it is given.
-type recorder struct {
-	mu     sync.Mutex
-	events []recorded
-}
-
-type recorded struct{ object, related, eventType, reason, note string }
-
-func (r *recorder) Eventf(regarding, related runtime.Object, eventType, reason, _, note string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, recorded{object: name(regarding), related: name(related), eventType: eventType,
-		reason: reason, note: fmt.Sprintf(note, args...)})
-}
-
-func name(o runtime.Object) string {
-	if m, ok := o.(metav1.Object); ok {
-		return m.GetName()
-	}
-	return ""
-}
-
-func (r *recorder) find(object, reason string) []recorded {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []recorded
-	for _, e := range r.events {
-		if e.object == object && e.reason == reason {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func (r *recorder) all() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var b strings.Builder
-	for _, e := range r.events {
-		fmt.Fprintf(&b, "[%s %s %s: %s] ", e.object, e.eventType, e.reason, e.note)
-	}
-	return b.String()
-}
+// recorder keeps the events the controller publishes.
+type (
+	recorder = eventstest.Recorder
+	recorded = eventstest.Recorded
+)

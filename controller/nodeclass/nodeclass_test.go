@@ -28,8 +28,8 @@ func TestANodeClassThatResolvesIsReadyAndPrintedSo(t *testing.T) {
 	if got := w.printed(nc)["Ready"]; got != "True" {
 		t.Errorf("kubectl prints Ready %q, want True", got)
 	}
-	if e := w.event(nc.Name, nodeclass.EventReady, 1)[0]; e.eventType != corev1.EventTypeNormal {
-		t.Errorf("the ready event is %s, want Normal", e.eventType)
+	if e := w.event(nc.Name, nodeclass.EventReady, 1)[0]; e.Type != corev1.EventTypeNormal {
+		t.Errorf("the ready event is %s, want Normal", e.Type)
 	}
 	if got := gauge(t, nc.Name); got != 1 {
 		t.Errorf("stowage_nodeclass_ready is %v, want 1", got)
@@ -47,8 +47,8 @@ func TestANodeClassThatDoesNotResolveIsNotReadyWithTheResolversMessage(t *testin
 		t.Errorf("kubectl prints Ready %q, want False", got)
 	}
 	e := w.event(nc.Name, nodeclass.EventNotReady, 1)[0]
-	if e.eventType != corev1.EventTypeWarning || !strings.Contains(e.note, "iam:GetInstanceProfile") {
-		t.Errorf("the not-ready event is %s %q, want a Warning naming the IAM action", e.eventType, e.note)
+	if e.Type != corev1.EventTypeWarning || !strings.Contains(e.Note, "iam:GetInstanceProfile") {
+		t.Errorf("the not-ready event is %s %q, want a Warning naming the IAM action", e.Type, e.Note)
 	}
 	if got := gauge(t, nc.Name); got != 0 {
 		t.Errorf("stowage_nodeclass_ready is %v, want 0", got)

@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
+	"github.com/stowage-dev/stowage/controller/events/eventstest"
 	"sync"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -42,7 +41,7 @@ type world struct {
 func start(t *testing.T, status v1alpha1.NodeClassStatus) *world {
 	t.Helper()
 	e := nodeclaimtest.New(t)
-	w := &world{Env: e, resolver: &resolver{status: status}, events: &recorder{}}
+	w := &world{Env: e, resolver: &resolver{status: status}, events: &eventstest.Recorder{}}
 	w.ctrl = nodeclass.New(e.Clock, e.Mgr.GetClient(), w.resolver, nodeclass.Options{Recorder: w.events})
 	if err := w.ctrl.Register(e.Mgr); err != nil {
 		t.Fatalf("registering the controller: %v", err)
@@ -140,8 +139,8 @@ func (w *world) event(object, reason string, n int) []recorded {
 	w.T.Helper()
 	var got []recorded
 	w.Eventually(settle, func() error {
-		if got = w.events.find(object, reason); len(got) != n {
-			return fmt.Errorf("%d %s events about %s, want %d: %v", len(got), reason, object, n, w.events.all())
+		if got = w.events.Find(object, reason); len(got) != n {
+			return fmt.Errorf("%d %s events about %s, want %d: %v", len(got), reason, object, n, w.events.All())
 		}
 		return nil
 	})
@@ -195,42 +194,8 @@ func (r *resolver) set(status v1alpha1.NodeClassStatus) {
 	r.status = status
 }
 
-// recorder is an events.EventRecorder keeping what it is given.
-type recorder struct {
-	mu     sync.Mutex
-	events []recorded
-}
-
-type recorded struct{ object, eventType, reason, note string }
-
-func (r *recorder) Eventf(regarding, _ runtime.Object, eventType, reason, _, note string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	name := ""
-	if m, ok := regarding.(metav1.Object); ok {
-		name = m.GetName()
-	}
-	r.events = append(r.events, recorded{object: name, eventType: eventType, reason: reason, note: fmt.Sprintf(note, args...)})
-}
-
-func (r *recorder) find(object, reason string) []recorded {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []recorded
-	for _, e := range r.events {
-		if e.object == object && e.reason == reason {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func (r *recorder) all() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var b strings.Builder
-	for _, e := range r.events {
-		fmt.Fprintf(&b, "[%s %s %s: %s] ", e.object, e.eventType, e.reason, e.note)
-	}
-	return b.String()
-}
+// recorder keeps the events the controller publishes.
+type (
+	recorder = eventstest.Recorder
+	recorded = eventstest.Recorded
+)

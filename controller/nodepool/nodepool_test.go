@@ -82,8 +82,8 @@ func TestAPoolIsReadyOnlyWhileItsNodeClassIs(t *testing.T) {
 	if !strings.Contains(cond.Message, w.className()) || !strings.Contains(cond.Message, "ec2:DescribeSubnets") {
 		t.Errorf("Ready's message %q does not name the NodeClass and its reason", cond.Message)
 	}
-	if e := w.event(pool.Name, nodepool.EventNotReady, 2)[1]; e.eventType != corev1.EventTypeWarning {
-		t.Errorf("the not-ready event is %s, want Warning", e.eventType)
+	if e := w.event(pool.Name, nodepool.EventNotReady, 2)[1]; e.Type != corev1.EventTypeWarning {
+		t.Errorf("the not-ready event is %s, want Warning", e.Type)
 	}
 
 	w.Delete(nc)

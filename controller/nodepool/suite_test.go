@@ -4,8 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
-	"sync"
+	"github.com/stowage-dev/stowage/controller/events/eventstest"
 	"testing"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,7 +44,7 @@ type world struct {
 func start(t *testing.T) *world {
 	t.Helper()
 	e := nodeclaimtest.New(t)
-	w := &world{Env: e, events: &recorder{}}
+	w := &world{Env: e, events: &eventstest.Recorder{}}
 	if err := nodepool.New(e.Clock, e.Mgr.GetClient(), nodepool.Options{Recorder: w.events}).Register(e.Mgr); err != nil {
 		t.Fatalf("registering the controller: %v", err)
 	}
@@ -224,8 +222,8 @@ func (w *world) event(object, reason string, n int) []recorded {
 	w.T.Helper()
 	var got []recorded
 	w.Eventually(settle, func() error {
-		if got = w.events.find(object, reason); len(got) != n {
-			return fmt.Errorf("%d %s events about %s, want %d: %v", len(got), reason, object, n, w.events.all())
+		if got = w.events.Find(object, reason); len(got) != n {
+			return fmt.Errorf("%d %s events about %s, want %d: %v", len(got), reason, object, n, w.events.All())
 		}
 		return nil
 	})
@@ -241,42 +239,8 @@ func resources(pairs ...string) corev1.ResourceList {
 	return out
 }
 
-// recorder is an events.EventRecorder keeping what it is given.
-type recorder struct {
-	mu     sync.Mutex
-	events []recorded
-}
-
-type recorded struct{ object, eventType, reason, note string }
-
-func (r *recorder) Eventf(regarding, _ runtime.Object, eventType, reason, _, note string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	name := ""
-	if m, ok := regarding.(metav1.Object); ok {
-		name = m.GetName()
-	}
-	r.events = append(r.events, recorded{object: name, eventType: eventType, reason: reason, note: fmt.Sprintf(note, args...)})
-}
-
-func (r *recorder) find(object, reason string) []recorded {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []recorded
-	for _, e := range r.events {
-		if e.object == object && e.reason == reason {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func (r *recorder) all() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var b strings.Builder
-	for _, e := range r.events {
-		fmt.Fprintf(&b, "[%s %s %s: %s] ", e.object, e.eventType, e.reason, e.note)
-	}
-	return b.String()
-}
+// recorder keeps the events the controller publishes.
+type (
+	recorder = eventstest.Recorder
+	recorded = eventstest.Recorded
+)
