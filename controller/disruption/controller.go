@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	stowevents "github.com/stowage-dev/stowage/controller/events"
 	"github.com/stowage-dev/stowage/controller/state"
 )
 
@@ -185,7 +186,7 @@ func (c *Controller) report(d Decision, blocked map[string]string) {
 		if c.blocked[key] == b.Why {
 			continue
 		}
-		publish(c.queue.recorder, blockedEvents(b, d.Method)...)
+		stowevents.Publish(c.queue.recorder, blockedEvents(b, d.Method)...)
 		c.log.Debug("disruption blocked", "node", b.Candidate.Node.Name, "nodeclaim", b.Candidate.NodeClaim.Name,
 			"nodepool", b.Candidate.NodePool.Name, "reason", d.Method.Reason(), "why", b.Why)
 	}

@@ -4,7 +4,6 @@ import (
 	stowevents "github.com/stowage-dev/stowage/controller/events"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/events"
 )
 
 // Event reasons the disruption controller publishes, on both the NodeClaim
@@ -19,8 +18,6 @@ const (
 
 // Event is one Kubernetes event about this controller's objects.
 type Event = stowevents.Event
-
-func publish(rec events.EventRecorder, evs ...Event) { stowevents.Publish(rec, evs...) }
 
 // onBoth returns e about the candidate's NodeClaim and about its Node.
 func onBoth(c *Candidate, e Event) []Event {

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 
+	stowevents "github.com/stowage-dev/stowage/controller/events"
 	"github.com/stowage-dev/stowage/controller/state"
 )
 
@@ -55,7 +56,7 @@ func (q *queue) disrupt(ctx context.Context, reason string, c *Candidate) error 
 		return fmt.Errorf("deleting nodeclaim %s: %w", claim.Name, err)
 	}
 	Disrupted.WithLabelValues(c.NodePool.Name, reason).Inc()
-	publish(q.recorder, disruptingEvents(c, reason)...)
+	stowevents.Publish(q.recorder, disruptingEvents(c, reason)...)
 	q.log.Info("disrupting node", "node", c.Node.Name, "nodeclaim", claim.Name, "nodepool", c.NodePool.Name, "reason", reason)
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/events"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	stowevents "github.com/stowage-dev/stowage/controller/events"
@@ -30,8 +29,6 @@ type Event = stowevents.Event
 
 // maxValue bounds how much of a malformed annotation value an event quotes.
 const maxValue = 64
-
-func publish(rec events.EventRecorder, evs ...Event) { stowevents.Publish(rec, evs...) }
 
 func receivedEvent(node *corev1.Node, m Mark, replaced bool) Event {
 	note := "Received " + describe(m)

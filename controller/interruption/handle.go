@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	stowevents "github.com/stowage-dev/stowage/controller/events"
 	"github.com/stowage-dev/stowage/controller/nodeclaim"
 )
 
@@ -132,10 +133,10 @@ func (c *Controller) receive(node *corev1.Node, m Mark) {
 	Received.WithLabelValues(kind).Inc()
 	c.log.Info("interruption received", "node", node.Name, "kind", m.Kind, "event_id", m.EventID,
 		"deadline", m.formattedDeadline(), "instance_id", nodeclaim.InstanceID(node.Spec.ProviderID))
-	publish(c.recorder, receivedEvent(node, m, c.replaces(m.Kind)))
+	stowevents.Publish(c.recorder, receivedEvent(node, m, c.replaces(m.Kind)))
 	for _, key := range m.Malformed {
 		c.log.Warn("malformed interruption mark", "node", node.Name, "annotation", key, "value", node.Annotations[key])
-		publish(c.recorder, malformedEvent(node, key, node.Annotations[key]))
+		stowevents.Publish(c.recorder, malformedEvent(node, key, node.Annotations[key]))
 	}
 	if m.Kind == v1alpha1.InterruptionKindSpotInterruption {
 		c.markOffering(node)
@@ -168,7 +169,7 @@ func (c *Controller) markOffering(node *corev1.Node) {
 func (c *Controller) notManaged(node *corev1.Node, m Mark) {
 	Actions.WithLabelValues(ActionNotManaged).Inc()
 	c.log.Warn("interrupted node is not managed by stowage", "node", node.Name, "kind", m.Kind, "event_id", m.EventID)
-	publish(c.recorder, notManagedEvent(node, m))
+	stowevents.Publish(c.recorder, notManagedEvent(node, m))
 }
 
 // replace records the mark on the claim's Interrupted condition and deletes
@@ -197,7 +198,7 @@ func (c *Controller) replace(ctx context.Context, node *corev1.Node, claim *v1al
 	c.log.Info("replacing interrupted node", "node", node.Name, "nodeclaim", claim.Name,
 		"nodepool", claim.Labels[v1alpha1.LabelNodePool], "kind", m.Kind, "event_id", m.EventID,
 		"deadline", m.formattedDeadline(), "instance_id", nodeclaim.InstanceID(node.Spec.ProviderID))
-	publish(c.recorder, replacingEvent(node, claim, m, now))
+	stowevents.Publish(c.recorder, replacingEvent(node, claim, m, now))
 	return nil
 }
 

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	stowevents "github.com/stowage-dev/stowage/controller/events"
 	"github.com/stowage-dev/stowage/controller/nodeclaim"
 )
 
@@ -129,7 +130,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	observe(nc.Name, after)
 	if before == nil || before.Status != after.Status {
 		c.log.Info("nodeclass readiness changed", "nodeclass", nc.Name, "ready", after.Status, "reason", after.Reason)
-		publish(c.recorder, readinessEvent(nc, after))
+		stowevents.Publish(c.recorder, readinessEvent(nc, after))
 	}
 	return reconcile.Result{RequeueAfter: c.opts.Resync}, nil
 }

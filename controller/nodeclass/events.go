@@ -3,7 +3,6 @@ package nodeclass
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/events"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	stowevents "github.com/stowage-dev/stowage/controller/events"
@@ -23,8 +22,6 @@ const ReasonNotReported = "NotReported"
 
 // Event is one Kubernetes event about this controller's objects.
 type Event = stowevents.Event
-
-func publish(rec events.EventRecorder, evs ...Event) { stowevents.Publish(rec, evs...) }
 
 // readinessEvent reports the NodeClass's new Ready condition.
 func readinessEvent(nc *v1alpha1.NodeClass, ready *metav1.Condition) Event {

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	stowevents "github.com/stowage-dev/stowage/controller/events"
 )
 
 // Name names the controller in logs, metrics and events.
@@ -116,7 +117,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	observe(pool)
 	if before == nil || before.Status != ready.Status {
 		c.log.Info("nodepool readiness changed", "nodepool", pool.Name, "ready", ready.Status, "reason", ready.Reason)
-		publish(c.recorder, readinessEvent(pool, ready))
+		stowevents.Publish(c.recorder, readinessEvent(pool, ready))
 	}
 	return reconcile.Result{}, nil
 }

@@ -210,13 +210,12 @@ func (p *Provisioner) createAll(ctx context.Context, ncs []*scheduler.NewNodeCla
 	for i := range claims {
 		sem <- struct{}{}
 		wg.Add(1)
+		// With a concurrency of 1 the next create starts only once this one has
+		// released the token: one at a time, in order.
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			out[i].claim, out[i].err = p.writer.CreateNodeClaim(ctx, claims[i])
 		}()
-		if p.createConcurrency <= 1 {
-			wg.Wait() // one at a time, in order: a caller that is not safe for concurrent writes
-		}
 	}
 	wg.Wait()
 	for i := range out {

@@ -18,6 +18,9 @@ import (
 	"github.com/stowage-dev/stowage/internal/awsemu"
 )
 
+// unlimited is the capacity of an offering no shortage window holds.
+const unlimited = 1 << 20
+
 // kubernetesVersion is the version the simulated cluster runs and its images are published for.
 const kubernetesVersion = "1.37"
 
@@ -47,7 +50,7 @@ func newEmulator(s *Scenario, clk *clocktesting.FakeClock, seed int64) (*awsemu.
 	}
 	cfg.InstanceTypes = awsemu.BuiltinCatalogue()
 	cfg.PendingDelay, cfg.ShuttingDownDelay = 0, 30*time.Second
-	cfg.PoolCapacity = 1 << 20
+	cfg.PoolCapacity = unlimited
 	cfg.Logger = hclog.NewNullLogger()
 	emu := awsemu.New(cfg)
 	emu.SeedDefaultNetwork(s.Name)
@@ -126,7 +129,7 @@ func (m *capacityModel) apply(t time.Duration) {
 		if on {
 			m.emu.SetCapacity(key, w.Available)
 		} else {
-			m.emu.SetCapacity(key, 1<<20)
+			m.emu.SetCapacity(key, unlimited)
 		}
 	}
 }

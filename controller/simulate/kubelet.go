@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/catalogue"
@@ -80,7 +81,7 @@ func (w *world) startDaemonSets(ctx context.Context, node *corev1.Node) error {
 // pod garbage collector does.
 func (w *world) stopDaemonSets(ctx context.Context, node string) error {
 	for _, pod := range w.daemonPods[node] {
-		if err := w.kube.Delete(ctx, pod); client404(err) != nil {
+		if err := w.kube.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
 	}
@@ -186,7 +187,7 @@ func (w *world) reapInstances(ctx context.Context) error {
 			return err
 		}
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: in.node}}
-		if err := w.kube.Delete(ctx, node); client404(err) != nil {
+		if err := w.kube.Delete(ctx, node); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting node %s: %w", in.node, err)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -172,5 +171,3 @@ func (m *mirror) matches(t reflect.Type, obj client.Object, lo *client.ListOptio
 	}
 	return true, nil
 }
-
-var _ runtime.Object = client.Object(nil)

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
@@ -131,7 +132,7 @@ func (w *world) createPod(ctx context.Context, ws *workloadState) error {
 func (w *world) deletePod(ctx context.Context, sp *simPod) error {
 	pod := &corev1.Pod{}
 	pod.Namespace, pod.Name = splitKey(sp.key)
-	if err := w.kube.Delete(ctx, pod); client404(err) != nil {
+	if err := w.kube.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting pod %s: %w", sp.key, err)
 	}
 	w.forget(sp)

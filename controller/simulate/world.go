@@ -238,11 +238,6 @@ func splitKey(key string) (namespace, name string) {
 	return ns, n
 }
 
-// client404 drops a NotFound error: the object is already gone.
-func client404(err error) error {
-	return client.IgnoreNotFound(err)
-}
-
 func duration(d time.Duration) metav1.Duration { return metav1.Duration{Duration: d} }
 
 // price is an offering's hourly price in the capacity model.

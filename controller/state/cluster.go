@@ -187,11 +187,7 @@ const NominationGrace = 10 * time.Second
 // nominationLive reports whether a nomination to target still holds: until
 // the target's Node has been Ready for NominationGrace. c.mu is held.
 func (c *Cluster) nominationLive(target string) bool {
-	k, ok := c.claimKeys[target]
-	if !ok {
-		k = c.nodeKeys[target]
-	}
-	n := c.nodes[k]
+	n := c.find(target)
 	if n == nil || n.node == nil {
 		return true
 	}

@@ -32,6 +32,7 @@ import (
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
+	stowevents "github.com/stowage-dev/stowage/controller/events"
 	"github.com/stowage-dev/stowage/controller/nodeclaim"
 )
 
@@ -205,7 +206,7 @@ func (t *terminator) recordClaimTerminated(claim *v1alpha1.NodeClaim) {
 	Duration.WithLabelValues(pool).Observe(t.clk.Since(claim.DeletionTimestamp.Time).Seconds())
 	t.log.Info("terminated nodeclaim", "nodeclaim", claim.Name, "nodepool", pool, "node", claim.Status.NodeName,
 		"instance_id", nodeclaim.InstanceID(claim.Status.ProviderID))
-	publish(t.recorder, terminatedEvent(claim))
+	stowevents.Publish(t.recorder, terminatedEvent(claim))
 }
 
 // asResult turns a wait and an error into a reconcile result; a conflict is

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	stowevents "github.com/stowage-dev/stowage/controller/events"
 	"github.com/stowage-dev/stowage/controller/nodeclaim"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
@@ -127,14 +128,14 @@ func (t *terminator) evict(ctx context.Context, pod *corev1.Pod) (bool, error) {
 	switch {
 	case err == nil:
 		Evictions.WithLabelValues(OutcomeEvicted).Inc()
-		publish(t.recorder, evictedEvent(pod))
+		stowevents.Publish(t.recorder, evictedEvent(pod))
 		return true, nil
 	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 		return true, nil // gone, or replaced by a pod of the same name
 	case apierrors.IsTooManyRequests(err):
 		Evictions.WithLabelValues(OutcomeRefused).Inc()
 		t.log.Debug("eviction refused by a disruption budget", "node", pod.Spec.NodeName, "pod", pod.Namespace+"/"+pod.Name)
-		publish(t.recorder, evictionRefusedEvent(pod, err))
+		stowevents.Publish(t.recorder, evictionRefusedEvent(pod, err))
 		return false, nil
 	}
 	return false, fmt.Errorf("evicting pod %s/%s: %w", pod.Namespace, pod.Name, err)
@@ -158,7 +159,7 @@ func (t *terminator) deleteAll(ctx context.Context, j job, pods []*corev1.Pod) e
 		Evictions.WithLabelValues(OutcomeDeleted).Inc()
 		t.log.Info("deleted pod: termination grace period is over", "node", j.node.Name, "nodeclaim", j.claim.Name,
 			"pod", pod.Namespace+"/"+pod.Name)
-		publish(t.recorder, podDeletedEvent(pod, j.node))
+		stowevents.Publish(t.recorder, podDeletedEvent(pod, j.node))
 	}
 	return nil
 }
@@ -168,9 +169,9 @@ func (t *terminator) deleteAll(ctx context.Context, j job, pods []*corev1.Pod) e
 func (t *terminator) announce(j job, waiting []*corev1.Pod) {
 	t.log.Info("draining node", "node", j.node.Name, "nodeclaim", j.claim.Name,
 		"nodepool", j.claim.Labels[v1alpha1.LabelNodePool], "pods", len(waiting))
-	publish(t.recorder, drainingEvent(j.node, len(waiting), j.deadline))
+	stowevents.Publish(t.recorder, drainingEvent(j.node, len(waiting), j.deadline))
 	for _, pod := range filter(waiting, DoNotDisrupt) {
-		publish(t.recorder, disruptionBlockedEvent(pod, j.node, j.deadline))
+		stowevents.Publish(t.recorder, disruptionBlockedEvent(pod, j.node, j.deadline))
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/events"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	stowevents "github.com/stowage-dev/stowage/controller/events"
@@ -13,8 +12,6 @@ import (
 
 // Event is one Kubernetes event about this controller's objects.
 type Event = stowevents.Event
-
-func publish(rec events.EventRecorder, evs ...Event) { stowevents.Publish(rec, evs...) }
 
 func drainingEvent(node *corev1.Node, pods int, deadline *time.Time) Event {
 	note := fmt.Sprintf("Draining %d pods", pods)

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	stowevents "github.com/stowage-dev/stowage/controller/events"
 	"github.com/stowage-dev/stowage/controller/nodeclaim"
 )
 
@@ -57,7 +58,7 @@ func (r *nodeReconciler) deleteClaim(ctx context.Context, claim *v1alpha1.NodeCl
 	}
 	r.log.Info("deleting nodeclaim: its node was deleted", "nodeclaim", claim.Name, "node", node.Name,
 		"nodepool", claim.Labels[v1alpha1.LabelNodePool])
-	publish(r.recorder, nodeDeletedEvent(claim, node))
+	stowevents.Publish(r.recorder, nodeDeletedEvent(claim, node))
 	return nil
 }
 

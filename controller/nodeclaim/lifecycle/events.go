@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/events"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	stowevents "github.com/stowage-dev/stowage/controller/events"
@@ -12,8 +11,6 @@ import (
 
 // Event is one Kubernetes event about this controller's objects.
 type Event = stowevents.Event
-
-func publish(rec events.EventRecorder, evs ...Event) { stowevents.Publish(rec, evs...) }
 
 func launchedEvent(claim *v1alpha1.NodeClaim) Event {
 	return Event{Regarding: claim, Type: corev1.EventTypeNormal, Reason: "Launched", Action: "Launch",

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	stowevents "github.com/stowage-dev/stowage/controller/events"
 	"github.com/stowage-dev/stowage/controller/nodeclaim"
 )
 
@@ -70,7 +71,7 @@ func (c *Controller) recordInitialized(claim *v1alpha1.NodeClaim, node *corev1.N
 		StartupDuration.WithLabelValues(poolName(claim)).Observe(c.clk.Since(launched.LastTransitionTime.Time).Seconds())
 	}
 	c.log.Info("initialized nodeclaim", "nodeclaim", claim.Name, "nodepool", poolName(claim), "node", node.Name)
-	publish(c.recorder, initializedEvent(claim, node))
+	stowevents.Publish(c.recorder, initializedEvent(claim, node))
 }
 
 // notInitialized returns why the Node is not yet usable, or "" when it is.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
+	stowevents "github.com/stowage-dev/stowage/controller/events"
 	"github.com/stowage-dev/stowage/controller/nodeclaim"
 )
 
@@ -80,7 +81,7 @@ func (c *Controller) recordLaunch(claim *v1alpha1.NodeClaim) {
 	c.log.Info("launched nodeclaim", "nodeclaim", claim.Name, "nodepool", poolName(claim),
 		"instance_id", nodeclaim.InstanceID(claim.Status.ProviderID), "instance_type", instanceType,
 		"zone", zone, "capacity_type", capacityType)
-	publish(c.recorder, launchedEvent(claim))
+	stowevents.Publish(c.recorder, launchedEvent(claim))
 }
 
 // launchFailed records a failed Create. A shortage, an unready NodeClass or a
@@ -104,7 +105,7 @@ func (c *Controller) launchFailed(ctx context.Context, claim *v1alpha1.NodeClaim
 	if changed {
 		c.log.Warn("launching nodeclaim failed; retrying", "nodeclaim", claim.Name, "nodepool", poolName(claim),
 			"reason", reason, "error", message, "retry_in", retry.String())
-		publish(c.recorder, launchFailedEvent(claim, reason, message))
+		stowevents.Publish(c.recorder, launchFailedEvent(claim, reason, message))
 	}
 	return outcome{requeueAfter: retry}, nil
 }

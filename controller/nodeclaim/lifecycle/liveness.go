@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	stowevents "github.com/stowage-dev/stowage/controller/events"
 	"github.com/stowage-dev/stowage/controller/nodeclaim"
 )
 
@@ -40,7 +41,7 @@ func (c *Controller) liveness(ctx context.Context, claim *v1alpha1.NodeClaim) (o
 	TimedOut.WithLabelValues(poolName(claim), phase).Inc()
 	c.log.Warn("deleted nodeclaim: "+phase+" timed out", "nodeclaim", claim.Name, "nodepool", poolName(claim),
 		"instance_id", nodeclaim.InstanceID(claim.Status.ProviderID), "reason", phase+"_timeout")
-	publish(c.recorder, timedOutEvent(claim, phase, timeout))
+	stowevents.Publish(c.recorder, timedOutEvent(claim, phase, timeout))
 	return outcome{stop: true}, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	stowevents "github.com/stowage-dev/stowage/controller/events"
 	"github.com/stowage-dev/stowage/controller/nodeclaim"
 )
 
@@ -59,7 +60,7 @@ func (c *Controller) register(ctx context.Context, claim *v1alpha1.NodeClaim) (o
 	Registered.WithLabelValues(poolName(claim)).Inc()
 	c.log.Info("registered nodeclaim", "nodeclaim", claim.Name, "nodepool", poolName(claim), "node", node.Name,
 		"instance_id", nodeclaim.InstanceID(claim.Status.ProviderID))
-	publish(c.recorder, registeredEvent(claim, node))
+	stowevents.Publish(c.recorder, registeredEvent(claim, node))
 	return outcome{}, nil
 }
 

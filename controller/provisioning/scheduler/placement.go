@@ -186,7 +186,7 @@ func (sv *solver) planTerm(p *podInfo, c *podClass, n *node, reqs scheduling.Req
 // marginal price of growing is about the price of a second small node). The
 // claim shrinks back to the cheapest type that fits what it holds at the end.
 func (sv *solver) sizeForAlike(p *podInfo, c *podClass, n *node, reqs scheduling.Requirements, types []*typeOption, j int) int {
-	alike := sv.shapes[p.shape()] + 1
+	alike := sv.shapes[p.shape] + 1
 	if alike <= 1 || !shareable(c) {
 		return j
 	}

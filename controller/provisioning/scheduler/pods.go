@@ -17,6 +17,8 @@ type podInfo struct {
 	pod      *corev1.Pod
 	requests scheduling.Resources
 	class    *podClass
+	// shape groups the pod with the alike pods of its class.
+	shape shape
 	// index is the pod's position in the snapshot, for stable output order.
 	index int
 }
@@ -28,7 +30,7 @@ type shape struct {
 	extended                       string
 }
 
-func (p *podInfo) shape() shape {
+func shapeOf(p *podInfo) shape {
 	sh := shape{class: p.class, cpu: p.requests.CPU, memory: p.requests.Memory, ephemeral: p.requests.EphemeralStorage, podsEq: p.requests.Pods}
 	for _, e := range p.requests.Extended {
 		sh.extended += fmt.Sprintf("%s=%d,", e.Name, e.Value)

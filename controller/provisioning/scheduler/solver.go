@@ -52,13 +52,13 @@ func Solve(s *Snapshot, opts Options) *Results {
 		var failed []*podInfo
 		var reasons []string
 		for _, p := range pending {
-			sv.shapes[p.shape()]--
+			sv.shapes[p.shape]--
 			if reason := sv.place(p); reason != "" {
 				failed, reasons = append(failed, p), append(reasons, reason)
 			}
 		}
 		for _, p := range failed {
-			sv.shapes[p.shape()]++
+			sv.shapes[p.shape]++
 		}
 		if len(failed) == len(pending) {
 			for i, p := range failed {
@@ -120,7 +120,8 @@ func (sv *solver) podInfos() []*podInfo {
 	}
 	for _, p := range pods {
 		p.class = sv.classFor(p.pod)
-		sv.shapes[p.shape()]++
+		p.shape = shapeOf(p)
+		sv.shapes[p.shape]++
 	}
 	sv.linkMatches()
 	// Pods that own a spread go first: a spread is checked when its owner is
