@@ -25,7 +25,7 @@ func TestANodeClassThatResolvesIsReadyAndPrintedSo(t *testing.T) {
 	if len(nc.Status.Subnets) != 1 || nc.Status.Subnets[0].ID != "subnet-0a" || nc.Status.InstanceProfile != "stowage-profile" {
 		t.Errorf("status %+v does not carry what the resolver resolved", nc.Status)
 	}
-	if got := w.printed(nc)["Ready"]; got != "True" {
+	if got := w.Printed("nodeclasses", nc.Name)["Ready"]; got != "True" {
 		t.Errorf("kubectl prints Ready %q, want True", got)
 	}
 	if e := w.event(nc.Name, nodeclass.EventReady, 1)[0]; e.Type != corev1.EventTypeNormal {
@@ -43,7 +43,7 @@ func TestANodeClassThatDoesNotResolveIsNotReadyWithTheResolversMessage(t *testin
 	if cond.Reason != "Unauthorized" || !strings.Contains(cond.Message, "iam:GetInstanceProfile") {
 		t.Errorf("Ready is %s: %s, want Unauthorized naming iam:GetInstanceProfile", cond.Reason, cond.Message)
 	}
-	if got := w.printed(nc)["Ready"]; got != "False" {
+	if got := w.Printed("nodeclasses", nc.Name)["Ready"]; got != "False" {
 		t.Errorf("kubectl prints Ready %q, want False", got)
 	}
 	e := w.event(nc.Name, nodeclass.EventNotReady, 1)[0]

@@ -2,7 +2,6 @@ package nodeclass_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"github.com/stowage-dev/stowage/controller/events/eventstest"
 	"sync"
@@ -11,7 +10,6 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -23,9 +21,6 @@ import (
 
 // settle bounds every wait on the controller; it reacts in well under a second.
 const settle = 20 * time.Second
-
-// tableAccept asks the API server for the table kubectl prints.
-const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io"
 
 func TestMain(m *testing.M) { nodeclaimtest.Main(m, testenv.Options{}) }
 
@@ -84,29 +79,6 @@ func (w *world) expectReady(nc *v1alpha1.NodeClass, status metav1.ConditionStatu
 		return fmt.Errorf("nodeclass %s at generation %d has conditions %+v, want Ready %s", nc.Name, nc.Generation, nc.Status.Conditions, status)
 	})
 	return got
-}
-
-// printed returns the cells `kubectl get nodeclass` prints, by column name.
-func (w *world) printed(nc *v1alpha1.NodeClass) map[string]string {
-	w.T.Helper()
-	kube, err := kubernetes.NewForConfig(w.Mgr.GetConfig())
-	if err != nil {
-		w.T.Fatal(err)
-	}
-	raw, err := kube.Discovery().RESTClient().Get().AbsPath("/apis", v1alpha1.Group, "v1alpha1", "nodeclasses", nc.Name).
-		SetHeader("Accept", tableAccept).DoRaw(w.Ctx)
-	if err != nil {
-		w.T.Fatalf("getting nodeclass %s as a table: %v", nc.Name, err)
-	}
-	table := &metav1.Table{}
-	if err := json.Unmarshal(raw, table); err != nil || len(table.Rows) != 1 {
-		w.T.Fatalf("decoding the table (%v): %s", err, raw)
-	}
-	cells := map[string]string{}
-	for i, c := range table.ColumnDefinitions {
-		cells[c.Name] = fmt.Sprint(table.Rows[0].Cells[i])
-	}
-	return cells
 }
 
 // reconcile runs the controller's Reconcile once the manager's cache holds

@@ -24,7 +24,7 @@ func TestAPoolCountsTheCapacityAndNodesOfItsClaims(t *testing.T) {
 
 	w.expectResources(pool, resources("cpu", "12", "memory", "48Gi", "pods", "220", "nvidia.com/gpu", "1", "nodes", "3"))
 	w.expectReady(pool, metav1.ConditionTrue, nodepool.ReasonNodeClassReady)
-	cells := w.printed(pool)
+	cells := w.Printed("nodepools", pool.Name)
 	if cells["Nodes"] != "3" || cells["Ready"] != "True" || cells["NodeClass"] != w.className() {
 		t.Errorf("kubectl prints %v, want NodeClass %s, Nodes 3 and Ready True", cells, w.className())
 	}
@@ -53,7 +53,7 @@ func TestDeletingAClaimTakesItOutOfThePoolsCounts(t *testing.T) {
 	w.release(a)
 	w.Eventually(settle, func() error { return w.Gone(a) })
 	w.expectResources(pool, resources("cpu", "8", "memory", "32Gi", "nodes", "1"))
-	if got := w.printed(pool)["Nodes"]; got != "1" {
+	if got := w.Printed("nodepools", pool.Name)["Nodes"]; got != "1" {
 		t.Errorf("kubectl prints Nodes %q, want 1", got)
 	}
 }
@@ -66,7 +66,7 @@ func TestAPoolIsReadyOnlyWhileItsNodeClassIs(t *testing.T) {
 		t.Errorf("Ready's message %q does not name the NodeClass %s", cond.Message, w.className())
 	}
 	w.expectResources(pool, resources("nodes", "0"))
-	if got := w.printed(pool)["Ready"]; got != "False" {
+	if got := w.Printed("nodepools", pool.Name)["Ready"]; got != "False" {
 		t.Errorf("kubectl prints Ready %q, want False", got)
 	}
 

@@ -2,7 +2,6 @@ package nodepool_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"github.com/stowage-dev/stowage/controller/events/eventstest"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
@@ -25,9 +23,6 @@ import (
 
 // settle bounds every wait on the controller; it reacts in well under a second.
 const settle = 20 * time.Second
-
-// tableAccept asks the API server for the table kubectl prints.
-const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io"
 
 // holdFinalizer keeps a deleted claim in place, as the termination finalizer
 // would while its Node drains.
@@ -158,29 +153,6 @@ func (w *world) expectReady(pool *v1alpha1.NodePool, status metav1.ConditionStat
 		return fmt.Errorf("nodepool %s has conditions %+v, want Ready %s (%s)", pool.Name, pool.Status.Conditions, status, reason)
 	})
 	return got
-}
-
-// printed returns the cells `kubectl get nodepool` prints, by column name.
-func (w *world) printed(pool *v1alpha1.NodePool) map[string]string {
-	w.T.Helper()
-	kube, err := kubernetes.NewForConfig(w.Mgr.GetConfig())
-	if err != nil {
-		w.T.Fatal(err)
-	}
-	raw, err := kube.Discovery().RESTClient().Get().AbsPath("/apis", v1alpha1.Group, "v1alpha1", "nodepools", pool.Name).
-		SetHeader("Accept", tableAccept).DoRaw(w.Ctx)
-	if err != nil {
-		w.T.Fatalf("getting nodepool %s as a table: %v", pool.Name, err)
-	}
-	table := &metav1.Table{}
-	if err := json.Unmarshal(raw, table); err != nil || len(table.Rows) != 1 {
-		w.T.Fatalf("decoding the table (%v): %s", err, raw)
-	}
-	cells := map[string]string{}
-	for i, c := range table.ColumnDefinitions {
-		cells[c.Name] = fmt.Sprint(table.Rows[0].Cells[i])
-	}
-	return cells
 }
 
 // expectGauge waits until the pool's series of the gauge for the resource
