@@ -13,9 +13,9 @@ go test -run '^$' -bench BenchmarkSolve -benchtime 1x -timeout 60m "$@" ./contro
 go test -run '^$' -bench BenchmarkLaunch -benchtime 200x -timeout 15m "$@" ./controller/aws/ >>"$out" 2>&1 || status=$?
 go test -run '^$' -bench 'BenchmarkPodToRunning|BenchmarkUnschedulableToCreateFleet' -benchtime 1x -timeout 15m "$@" ./controller/e2e/ >>"$out" 2>&1 || status=$?
 go test -run '^$' -bench BenchmarkSimulateDay -benchtime 1x -timeout 30m "$@" ./controller/simulate/ >>"$out" 2>&1 || status=$?
-grep '^BENCH ' "$out" || true
+grep -o 'BENCH .*' "$out" || true # a line may follow the benchmark's name
 grep -A1 -- '--- SKIP' "$out" >&2 || true # e.g. the bed's binaries are not built: run make tools
 if [ "$status" -ne 0 ]; then
-	grep -v '^BENCH ' "$out" | grep -E -- '--- FAIL|checker found|FAIL|^\s+(scheduler_benchmark|bench|bed|createfleet_benchmark|launch_benchmark|simulate_benchmark)_test.go' | head -60 >&2 || true
+	grep -v 'BENCH ' "$out" | grep -E -- '--- FAIL|checker found|FAIL|^\s+(scheduler_benchmark|bench|bed|createfleet_benchmark|launch_benchmark|simulate_benchmark)_test.go' | head -60 >&2 || true
 	exit "$status"
 fi
