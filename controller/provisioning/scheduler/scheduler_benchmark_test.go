@@ -39,20 +39,16 @@ func w1(catalogue string, types func() []*cloudprovider.InstanceType, n int) ben
 	return benchCase{workload: "W1", catalogue: catalogue, n: n, pods: func() []*corev1.Pod { return schedulertest.W1(n) }, types: types, heap: n >= 50000}
 }
 
-func w3(ignore bool) benchCase {
-	bc := benchCase{workload: "W3", catalogue: "C1", n: 4000, pods: schedulertest.W3, types: schedulertest.C1,
-		opts: scheduler.Options{IgnorePreferences: ignore}, preferences: "respected"}
-	if ignore {
-		bc.preferences = "ignored"
-	}
-	return bc
+func w3(policy scheduler.PreferencePolicy) benchCase {
+	return benchCase{workload: "W3", catalogue: "C1", n: 4000, pods: schedulertest.W3, types: schedulertest.C1,
+		opts: scheduler.Options{Preferences: policy}, preferences: string(policy)}
 }
 
 func benchCases() []benchCase {
 	return []benchCase{
 		w1("C1", schedulertest.C1, 1000), w1("C1", schedulertest.C1, 5000), w1("C1", schedulertest.C1, 50000),
 		w1("C2", schedulertest.C2, 1000), w1("C2", schedulertest.C2, 5000),
-		w3(false), w3(true),
+		w3(scheduler.PreferencesRespect), w3(scheduler.PreferencesIgnore), w3(scheduler.PreferencesCostAware),
 	}
 }
 
