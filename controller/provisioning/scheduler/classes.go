@@ -113,7 +113,11 @@ func (sv *solver) linkMatches() {
 				matches = append(matches, g)
 			}
 		}
-		for _, c := range base.ladder {
+		variants := base.ladder
+		if base.hostnameOnly != nil {
+			variants = append(slices.Clone(variants), base.hostnameOnly)
+		}
+		for _, c := range variants {
 			c.matches = matches
 			c.topologyKeys = topologyKeys(c)
 		}

@@ -13,20 +13,23 @@ import (
 // capacity the hard constraints need anyway, and adds capacity only within
 // PreferenceCostTolerance:
 //
-//   - Each pod walks the same ladder as respect (ladder.go), with required
-//     node-affinity terms taken as the OR they are and PreferNoSchedule
-//     taints never blocking, and takes the first variant whose placement
-//     costs at most 1+tolerance times, per pod, its cheapest placement with
-//     no preference at all. Per pod: nothing on an existing node; on a claim
-//     of this solve, the price of its type over the pods of this shape it
-//     holds (capped by the variant's own per-node limit, and for a new claim
-//     by the alike pods still to come).
 //   - A preference that keeps pods apart per node (preferred anti-affinity or
 //     a ScheduleAnyway spread on kubernetes.io/hostname) would cost a node
 //     per pod; cost-aware loosens it to at most k matching pods per node,
-//     the fewest whose cheapest node is within the tolerance per pod of the
-//     cheapest node for those pods. The pods spread over smaller nodes as
-//     far as the tolerance pays for.
+//     the fewest whose cheapest node costs per pod within the tolerance of
+//     the cheapest node per pod for those pods. The pods spread over smaller
+//     nodes as far as the tolerance pays for.
+//   - Each pod walks the same ladder as respect (ladder.go), with required
+//     node-affinity terms taken as the OR they are, PreferNoSchedule taints
+//     never blocking and hostname preferences capped, and takes the first
+//     variant whose placement costs per pod at most 1+tolerance times its
+//     reference placement: with only its capped hostname preferences (or
+//     none, when they cannot hold). Per pod: nothing on an existing node; on
+//     a claim of this solve, the price of its type over the pods of this
+//     shape it holds (no more than the variant lets a node hold, and for a
+//     new claim no more than the alike pods still to come). So a preference
+//     uses room that is paid for anyway, and opens or grows capacity only
+//     when that costs about what the pod would cost without it.
 //   - The whole decision must cost at most 1+tolerance times the decision
 //     that ignores preferences, and place as many pods; else that decision is
 //     returned. A snapshot without preferences is solved once.
@@ -69,22 +72,30 @@ func anyPreferences(pods []*corev1.Pod) bool {
 }
 
 // placeCostAware places a pod as the first variant of its ladder that costs
-// little enough per pod, else as its cheapest placement.
+// per pod within the tolerance of its reference placement: where it goes
+// with its hostname preferences capped (costaware.go's header) and no other
+// preference, or with none at all when those cannot hold.
 func (sv *solver) placeCostAware(p *podInfo) string {
 	base := p.class
 	sv.capHostnamePreferences(p)
-	free := sv.bestPlan(p, base)
-	if free == nil {
+	ref, refPlan := base, (*plan)(nil)
+	if base.hostnameOnly != nil {
+		ref, refPlan = base.hostnameOnly, sv.bestPlan(p, base.hostnameOnly)
+	}
+	if refPlan == nil {
+		ref, refPlan = base, sv.bestPlan(p, base)
+	}
+	if refPlan == nil {
 		return sv.explain(p)
 	}
-	limit := sv.perPodCost(p, base, free)*(1+PreferenceCostTolerance) + 1e-12
+	limit := sv.perPodCost(p, ref, refPlan)*(1+PreferenceCostTolerance) + 1e-12
 	for _, c := range base.ladder[:len(base.ladder)-1] {
 		if pl := sv.bestPlan(p, c); pl != nil && sv.perPodCost(p, c, pl) <= limit {
 			sv.apply(p, c, pl)
 			return ""
 		}
 	}
-	sv.apply(p, base, free)
+	sv.apply(p, ref, refPlan)
 	return ""
 }
 
@@ -125,46 +136,65 @@ func (sv *solver) capHostnamePreferences(p *podInfo) {
 	if len(groups) == 0 {
 		return
 	}
-	k := sv.hostnameCap(p)
+	k := sv.shapeCost(p).cap
 	for _, g := range groups {
 		g.perNode = k
 	}
 }
 
-func (sv *solver) hostnameCap(p *podInfo) int {
-	alike := sv.shapes[p.shape] + 1
-	c := p.class
+// shapeCost is what new nodes cost per pod of one shape.
+type shapeCost struct {
+	// best is the lowest price per pod over the types of the first pool
+	// that can take the pod, each holding as many of the alike pods as fit.
+	best float64
+	// cap is the fewest pods per node whose cheapest type costs per pod
+	// within the tolerance of best.
+	cap int
+}
+
+// shapeCost is computed for a shape the first time one of its pods is
+// placed, for all its alike pods.
+func (sv *solver) shapeCost(p *podInfo) shapeCost {
+	if sc, ok := sv.shapeCosts[p.shape]; ok {
+		return sc
+	}
+	sc := shapeCost{best: math.Inf(1), cap: 1}
+	alike, c := sv.shapes[p.shape]+1, p.class
 	for _, pl := range sv.pools {
 		if scheduling.Tolerates(pl.taints, c.tolerations) != nil {
 			continue
 		}
 		for _, term := range c.terms {
-			if !termCompatible(pl.reqs, term) {
-				continue
-			}
-			if k := capWithin(filterTypes(pl.types, pl.reqs.Merge(term)), p.requests, alike); k > 0 {
-				return k
+			if termCompatible(pl.reqs, term) {
+				if found, ok := costWithin(filterTypes(pl.types, pl.reqs.Merge(term)), p.requests, alike); ok {
+					sc = found
+					break
+				}
 			}
 		}
+		if sc.cap > 1 || !math.IsInf(sc.best, 1) {
+			break
+		}
 	}
-	return 1
+	sv.shapeCosts[p.shape] = sc
+	return sc
 }
 
-// capWithin is the fewest pods per node (at most alike) whose cheapest type
-// costs per pod within the tolerance of the cheapest per pod; 0 when no type fits.
-func capWithin(types []*typeOption, r scheduling.Resources, alike int) int {
-	best := math.Inf(1)
+// costWithin finds the lowest price per pod over the types, each holding at
+// most alike pods, and the fewest pods per node within the tolerance of it;
+// false when no type fits the pod.
+func costWithin(types []*typeOption, r scheduling.Resources, alike int) (shapeCost, bool) {
+	sc := shapeCost{best: math.Inf(1)}
 	for _, t := range types {
 		if h := min(alike, fitCount(t.alloc, r)); h > 0 {
-			best = min(best, t.price/float64(h))
+			sc.best = min(sc.best, t.price/float64(h))
 		}
 	}
-	k := 0
 	for _, t := range types {
 		h := min(alike, fitCount(t.alloc, r))
-		if h > 0 && t.price/float64(h) <= best*(1+PreferenceCostTolerance)+1e-12 && (k == 0 || h < k) {
-			k = h
+		if h > 0 && t.price/float64(h) <= sc.best*(1+PreferenceCostTolerance)+1e-12 && (sc.cap == 0 || h < sc.cap) {
+			sc.cap = h
 		}
 	}
-	return k
+	return sc, sc.cap > 0
 }

@@ -121,8 +121,22 @@ func (sv *solver) ladder(base *podClass, pod *corev1.Pod) []*podClass {
 	}
 	if !respect {
 		out[len(out)-1] = base
+		base.hostnameOnly = hostnameOnly(base, prefs)
 	}
 	return out
+}
+
+// hostnameOnly is the class with its capped hostname preferences and no
+// other, cost-aware's reference; nil when it has none.
+func hostnameOnly(base *podClass, prefs preferenceSet) *podClass {
+	capped := func(ps []preference) []preference {
+		return slices.DeleteFunc(slices.Clone(ps), func(p preference) bool { return !p.group.capped })
+	}
+	r := rung{prefs: preferenceSet{podAntiAffinity: capped(prefs.podAntiAffinity), spreads: capped(prefs.spreads)}}
+	if r.prefs.empty() {
+		return nil
+	}
+	return r.variant(base, [][]scheduling.Requirements{base.terms})
 }
 
 // termAlternatives splits a pod's required node affinity into its terms, each

@@ -58,6 +58,9 @@ type podClass struct {
 	// required, then shed one at a time (ladder.go). The base class itself
 	// holds only the hard constraints.
 	ladder []*podClass
+	// hostnameOnly is the class with only its capped hostname preferences
+	// (cost-aware's reference placement, costaware.go); nil when none.
+	hostnameOnly *podClass
 	// followsPods is true when some variant has pod affinity: such pods go
 	// after the others, which may be the pods they follow.
 	followsPods bool

@@ -2,15 +2,18 @@ package scheduler_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/catalogue"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler/schedulertest"
+	"github.com/stowage-dev/stowage/controller/snapshotfile"
 )
 
 // This file covers the preference policies: respect's relaxation order step
@@ -239,7 +242,9 @@ func ignoreAndCostAwareCases() []preferenceCase {
 				return schedulertest.Snapshot(pods(3, "web", "1", "1Gi", preferNode(10, zoneIs("test-zone-3"))), schedulertest.C1())
 			}, check: inZones("test-zone-3")},
 		{name: "a preference that triples the price gives way", policy: costAware,
-			snap: func() *scheduler.Snapshot { return zonePricedSnapshot(pods(3, "web", "1", "1Gi", preferNode(100, zoneIs(zoneA)))) },
+			snap: func() *scheduler.Snapshot {
+				return zonePricedSnapshot(pods(3, "web", "1", "1Gi", preferNode(100, zoneIs(zoneA))))
+			},
 			check: onePricedIn(zoneC)},
 		{name: "room already paid for beats a spread that needs new nodes", policy: costAware,
 			snap: func() *scheduler.Snapshot {
@@ -261,5 +266,82 @@ func ignoreAndCostAwareCases() []preferenceCase {
 					t.Errorf("web pods by zone %v, want one in each zone: each needs a node of its own anyway", got)
 				}
 			}},
+	}
+}
+
+// policyOutcome is what one policy launched.
+type policyOutcome struct {
+	claims, mostPods int
+	price            float64
+}
+
+func outcome(r *scheduler.Results) policyOutcome {
+	o := policyOutcome{claims: len(r.NewNodeClaims), price: r.TotalPrice()}
+	for _, nc := range r.NewNodeClaims {
+		o.mostPods = max(o.mostPods, len(nc.Pods))
+	}
+	return o
+}
+
+// solveEach solves the snapshot under every policy, each result re-checked.
+func solveEach(t *testing.T, s *scheduler.Snapshot) map[scheduler.PreferencePolicy]*scheduler.Results {
+	out := map[scheduler.PreferencePolicy]*scheduler.Results{}
+	for _, policy := range scheduler.PreferencePolicies {
+		r := solve(t, s, scheduler.Options{Preferences: policy})
+		requireAllPlaced(t, s, r)
+		o := outcome(r)
+		t.Logf("%-10s %4d claims, at most %3d pods on one, $%.4f/hour", policy, o.claims, o.mostPods, o.price)
+		out[policy] = r
+	}
+	return out
+}
+
+// The web tier of examples/preferences/snapshot.yaml: 24 replicas asking to
+// be spread over nodes (a ScheduleAnyway hostname spread and a preferred
+// hostname anti-affinity) on the built-in catalogue.
+func TestPreferencePoliciesOnTheWebSnapshot(t *testing.T) {
+	f, err := os.Open("../../../examples/preferences/snapshot.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	objs, err := snapshotfile.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := objs.Snapshot(snapshotfile.Options{Infos: catalogue.Builtin(), Defaults: catalogue.DefaultOptions()})
+	rs := solveEach(t, s)
+	respect, ignore, costAware := outcome(rs[scheduler.PreferencesRespect]), outcome(rs[scheduler.PreferencesIgnore]), outcome(rs[scheduler.PreferencesCostAware])
+	if respect.claims != len(s.Pods) || respect.mostPods != 1 {
+		t.Errorf("respect launched %d claims with up to %d pods, want one per pod as Karpenter would", respect.claims, respect.mostPods)
+	}
+	if costAware.price > ignore.price*(1+scheduler.PreferenceCostTolerance)+1e-9 {
+		t.Errorf("cost-aware costs $%.4f, over %.0f%% above ignore's $%.4f", costAware.price, 100*scheduler.PreferenceCostTolerance, ignore.price)
+	}
+	if costAware.mostPods >= ignore.mostPods || costAware.claims <= ignore.claims {
+		t.Errorf("cost-aware puts up to %d pods on %d nodes, ignore %d on %d: the preferences should spread the pods further", costAware.mostPods, costAware.claims, ignore.mostPods, ignore.claims)
+	}
+}
+
+// W3 (../shared/bench/WORKLOADS.md): respect must reach Karpenter's decision,
+// 4,000 single-pod nodes in test-zone-1; cost-aware keeps the zone and
+// spreads within the tolerance.
+func TestPreferencePoliciesOnW3(t *testing.T) {
+	s := schedulertest.Snapshot(schedulertest.W3(), schedulertest.C1())
+	rs := solveEach(t, s)
+	for _, policy := range []scheduler.PreferencePolicy{scheduler.PreferencesRespect, scheduler.PreferencesCostAware} {
+		for _, nc := range rs[policy].NewNodeClaims {
+			if z := nc.Requirements.Get(zoneKey).Values(); !slices.Equal(z, []string{"test-zone-1"}) {
+				t.Errorf("%s: %s may launch in %v, want test-zone-1 only", policy, nc.Name, z)
+				break
+			}
+		}
+	}
+	respect, ignore, costAware := outcome(rs[scheduler.PreferencesRespect]), outcome(rs[scheduler.PreferencesIgnore]), outcome(rs[scheduler.PreferencesCostAware])
+	if respect.claims != 4000 || respect.mostPods != 1 {
+		t.Errorf("respect launched %d claims with up to %d pods, want Karpenter's 4000 single-pod nodes", respect.claims, respect.mostPods)
+	}
+	if costAware.price > ignore.price*(1+scheduler.PreferenceCostTolerance)+1e-9 || costAware.mostPods >= ignore.mostPods {
+		t.Errorf("cost-aware: $%.2f with up to %d pods a node; ignore: $%.2f with up to %d", costAware.price, costAware.mostPods, ignore.price, ignore.mostPods)
 	}
 }

@@ -32,6 +32,8 @@ type solver struct {
 	// shapes counts, per class and requests, the pods not yet tried: a new
 	// claim is sized for the alike pods still to come.
 	shapes map[shape]int
+	// shapeCosts caches, per shape, what new nodes cost per pod (cost-aware).
+	shapeCosts map[shape]shapeCost
 	// tolerationStep is true when some pool has a PreferNoSchedule taint:
 	// respect then blocks on such taints until a pod's last relaxation.
 	tolerationStep bool
@@ -85,7 +87,7 @@ func solve(s *Snapshot, opts Options) *Results {
 }
 
 func newSolver(s *Snapshot, opts Options) *solver {
-	sv := &solver{snapshot: s, opts: opts, classes: map[string]*podClass{}, shapes: map[shape]int{}}
+	sv := &solver{snapshot: s, opts: opts, classes: map[string]*podClass{}, shapes: map[shape]int{}, shapeCosts: map[shape]shapeCost{}}
 	sv.volumes = newVolumeTopology(s)
 	for _, np := range sortedPools(s.NodePools) {
 		sv.pools = append(sv.pools, newPool(np, s.InstanceTypes[np.Name], s.DaemonSets))
