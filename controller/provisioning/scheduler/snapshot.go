@@ -53,7 +53,9 @@ func (n *StateNode) Name() string {
 // Options tune a solve.
 type Options struct {
 	// Preferences says how soft constraints (preferred affinities, ScheduleAnyway
-	// spreads) count: respect, ignore or cost-aware; DefaultPreferencePolicy when empty.
+	// spreads) count: respect, ignore or cost-aware; DefaultPreferencePolicy
+	// when empty. Callers parse it with ParsePreferencePolicy; a value that is
+	// none of the three solves as the default.
 	Preferences PreferencePolicy
 	// MinValuesPolicy is Strict (a claim that cannot keep minValues types is not made) or BestEffort.
 	MinValuesPolicy MinValuesPolicy
