@@ -597,7 +597,7 @@ func TestTopologySpreadOptions(t *testing.T) {
 				return s
 			},
 			placed: 3},
-		{name: "IgnorePreferences drops ScheduleAnyway",
+		{name: "the ignore policy drops ScheduleAnyway",
 			snap: func() *scheduler.Snapshot {
 				return snapshot(pods(6, "web", "1", "1Gi", selectNode(ctKey, v1alpha1.CapacityTypeOnDemand), spreadBy(zoneKey, 1, corev1.ScheduleAnyway)), pool("default"))
 			},
