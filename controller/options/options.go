@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 )
 
 // Options configures `stowage run`.
@@ -40,6 +42,10 @@ type Options struct {
 
 	KubeAPIQPS   float64
 	KubeAPIBurst int
+
+	// Preferences is how the solver treats soft constraints; the disruption
+	// simulation and the Terraform plan data source read the same setting.
+	Preferences scheduler.PreferencePolicy
 
 	LogLevel  string
 	LogFormat string
@@ -98,6 +104,7 @@ func defaults() *Options {
 		BatchMax:           10 * time.Second,
 		KubeAPIQPS:         200,
 		KubeAPIBurst:       300,
+		Preferences:        scheduler.DefaultPreferencePolicy,
 		LogLevel:           "info",
 		LogFormat:          "json",
 	}
@@ -122,6 +129,7 @@ func (o *Options) specs() []flagSpec {
 		{"batch-max-duration", "BATCH_MAX_DURATION", "close a provisioning batch after this long at most", (*durationValue)(&o.BatchMax)},
 		{"kube-client-qps", "KUBE_CLIENT_QPS", "API server requests per second", (*floatValue)(&o.KubeAPIQPS)},
 		{"kube-client-burst", "KUBE_CLIENT_BURST", "API server request burst", (*intValue)(&o.KubeAPIBurst)},
+		{"preferences", "PREFERENCE_POLICY", PreferencesUsage, &o.Preferences},
 		{"log-level", "LOG_LEVEL", "trace, debug, info, warn or error", (*stringValue)(&o.LogLevel)},
 		{"log-format", "LOG_FORMAT", "json or text", (*stringValue)(&o.LogFormat)},
 	}
@@ -174,6 +182,9 @@ func (o *Options) Validate() error {
 	}
 	if o.KubeAPIBurst < int(o.KubeAPIQPS) {
 		bad("kube-client-burst", "%d is below --kube-client-qps (%g): make it at least as large", o.KubeAPIBurst, o.KubeAPIQPS)
+	}
+	if _, err := scheduler.ParsePreferencePolicy(string(o.Preferences)); err != nil {
+		bad("preferences", "%v", err)
 	}
 	switch strings.ToLower(o.LogLevel) {
 	case "trace", "debug", "info", "warn", "error":

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stowage-dev/stowage/controller/options"
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 )
 
 func env(vars map[string]string) func(string) string {
@@ -66,5 +67,36 @@ func TestParseErrorsNameTheFlag(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestPreferencePolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want scheduler.PreferencePolicy
+	}{
+		{"default", nil, nil, scheduler.PreferencesCostAware},
+		{"Karpenter's variable and spelling", nil, map[string]string{"PREFERENCE_POLICY": "Respect"}, scheduler.PreferencesRespect},
+		{"the flag wins over the variable", []string{"--preferences=ignore"}, map[string]string{"PREFERENCE_POLICY": "Respect"}, scheduler.PreferencesIgnore},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := options.Parse(append([]string{"--cluster-name=c"}, tc.args...), env(tc.env), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Preferences != tc.want {
+				t.Errorf("Preferences = %q, want %q", o.Preferences, tc.want)
+			}
+		})
+	}
+	o, err := options.Parse([]string{"--cluster-name=c"}, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Preferences = "sometimes"
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), `--preferences: "sometimes" is not a preference policy: use respect, ignore or cost-aware`) {
+		t.Errorf("Validate() = %v, want it to name --preferences and the valid values", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/simulate/report"
 )
 
@@ -23,6 +24,8 @@ type Options struct {
 	CompareCAS bool
 	// Progress is told how far each system's run is; nil for none.
 	Progress func(system string, done, total time.Duration)
+	// Preferences is the provisioner's preference policy (the default when empty).
+	Preferences scheduler.PreferencePolicy
 }
 
 // Run replays the scenario with Stowage, and with the baseline when asked,
@@ -47,7 +50,7 @@ func Run(ctx context.Context, s *Scenario, opts Options) (*report.Report, error)
 		names = append(names, SystemClusterAutoscaler)
 	}
 	for _, name := range names {
-		out, err := runSystem(ctx, s, seed, name, opts.Progress)
+		out, err := runSystem(ctx, s, seed, name, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -56,11 +59,12 @@ func Run(ctx context.Context, s *Scenario, opts Options) (*report.Report, error)
 	return rep, nil
 }
 
-func runSystem(ctx context.Context, s *Scenario, seed int64, name string, progress func(string, time.Duration, time.Duration)) (*systemResult, error) {
+func runSystem(ctx context.Context, s *Scenario, seed int64, name string, opts Options) (*systemResult, error) {
 	w, err := newWorld(s, seed, name)
 	if err != nil {
 		return nil, err
 	}
+	w.preferences = opts.Preferences
 	var sys system
 	if name == SystemStowage {
 		sys = newStowageSystem(w)
@@ -68,8 +72,8 @@ func runSystem(ctx context.Context, s *Scenario, seed int64, name string, progre
 		return nil, err
 	}
 	err = run(ctx, w, sys, func(done, total time.Duration) {
-		if progress != nil {
-			progress(name, done, total)
+		if opts.Progress != nil {
+			opts.Progress(name, done, total)
 		}
 	})
 	return w.out, err

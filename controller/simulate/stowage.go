@@ -26,6 +26,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/lifecycle"
 	"github.com/stowage-dev/stowage/controller/provisioning"
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/simulate/report"
 	"github.com/stowage-dev/stowage/controller/termination"
 )
@@ -78,7 +79,7 @@ func newStowageSystem(w *world) *stowageSystem {
 	sys.batcher = provisioning.NewBatcher(w.clk, provisioning.BatcherOptions{})
 	sys.provisioner = provisioning.NewProvisioner(w.cluster, sys.cloud, provisioning.ClientWriter{Client: w.kube}, recorder,
 		provisioning.RandomSuffix(w.rng), provisioning.WithLogger(hclog.NewNullLogger()), provisioning.WithClock(w.clk),
-		provisioning.WithCreateConcurrency(1))
+		provisioning.WithCreateConcurrency(1), provisioning.WithSolveOptions(scheduler.Options{Preferences: w.preferences}))
 	term := termination.New(w.clk, w.kube, sys.cloud, termination.Options{Recorder: recorder})
 	sys.reconcilers = map[reconciler]reconcile.Reconciler{
 		lifecycleCtl:       lifecycle.New(w.clk, w.kube, sys.cloud, lifecycle.Options{Recorder: recorder}),

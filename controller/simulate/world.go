@@ -18,6 +18,7 @@ import (
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/catalogue"
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 	"github.com/stowage-dev/stowage/controller/simulate/report"
 	"github.com/stowage-dev/stowage/controller/state"
@@ -42,6 +43,8 @@ type world struct {
 	infos    map[string]catalogue.Info
 	// images are the emulator's public image parameters -> image ids.
 	images map[string]string
+	// preferences is the preference policy Stowage's provisioner solves with.
+	preferences scheduler.PreferencePolicy
 
 	workloads     []*workloadState
 	interruptions *interruptions

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/catalogue"
+	"github.com/stowage-dev/stowage/controller/options"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/snapshotfile"
 )
@@ -22,7 +23,7 @@ import (
 type scheduleFlags struct {
 	snapshot, catalogue string
 	json                bool
-	ignorePreferences   bool
+	preferences         scheduler.PreferencePolicy
 	unavailable         offeringList
 }
 
@@ -54,9 +55,13 @@ func runSchedule(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.snapshot, "snapshot", "", "multi-document YAML of Pods, Nodes, DaemonSets, PVCs, PVs, StorageClasses, NodePools, NodeClasses, NodeClaims (required)")
 	fs.StringVar(&f.catalogue, "catalogue", "", "instance catalogue CSV in the built-in format (default: the built-in catalogue)")
 	fs.BoolVar(&f.json, "json", false, "print the decision as JSON (schema in docs/schedule.md)")
-	fs.BoolVar(&f.ignorePreferences, "ignore-preferences", false, "treat preferred affinities and ScheduleAnyway spreads as absent")
+	checkPreferences := options.PreferenceFlags(fs, &f.preferences, true, stderr)
 	fs.Var(&f.unavailable, "unavailable", "mark an offering short of capacity, TYPE:ZONE[:CAPACITY-TYPE] (repeatable)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := checkPreferences(); err != nil {
+		fmt.Fprintf(stderr, "stowage schedule: %v\n", err)
 		return 2
 	}
 	if f.snapshot == "" {
@@ -68,7 +73,7 @@ func runSchedule(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "stowage schedule: %v\n", err)
 		return 1
 	}
-	results := scheduler.Solve(snap, scheduler.Options{IgnorePreferences: f.ignorePreferences})
+	results := scheduler.Solve(snap, scheduler.Options{Preferences: f.preferences})
 	if f.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/stowage-dev/stowage/controller/options"
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/simulate"
 	"github.com/stowage-dev/stowage/controller/simulate/report"
 )
@@ -16,6 +18,7 @@ type simulateFlags struct {
 	scenario, compare, reportFile string
 	seed                          int64
 	json                          bool
+	preferences                   scheduler.PreferencePolicy
 }
 
 func runSimulate(args []string, stdout, stderr io.Writer) int {
@@ -27,6 +30,7 @@ func runSimulate(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.compare, "compare", "", "also run a baseline on the same scenario: cas (Cluster Autoscaler)")
 	fs.StringVar(&f.reportFile, "report", "", "write a self-contained HTML report to this file")
 	fs.BoolVar(&f.json, "json", false, "print the report as JSON (schema in docs/simulate-report.md) instead of the summary")
+	options.PreferenceFlags(fs, &f.preferences, false, stderr)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -63,7 +67,7 @@ func (f *simulateFlags) run(stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.scenario, err)
 	}
-	opts := simulate.Options{CompareCAS: f.compare == "cas"}
+	opts := simulate.Options{CompareCAS: f.compare == "cas", Preferences: f.preferences}
 	if f.seed != 0 {
 		opts.Seed = &f.seed
 	}

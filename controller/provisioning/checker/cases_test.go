@@ -3,10 +3,12 @@ package checker_test
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/provisioning/checker"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler/schedulertest"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
 
@@ -188,5 +190,40 @@ func nodeLevelCases() []checkCase {
 			limitPool("11")(s)
 			return s, placed(claims{claim("n1", "z1", types{small, big}, a)})
 		}, []C{checker.ConstraintLimits}},
+		// in-flight claim not launched: its largest type (big, 8) + new claim (small, 2) = 10 > 9,
+		// though its requests (1) + 2 would fit.
+		{"an in-flight claim counts at its largest type until it launches", func() (*scheduler.Snapshot, *scheduler.Results) {
+			a := pod("a", "100m", "100Mi")
+			s := snapshot(pods{a}, inflight(nil))
+			limitPool("9")(s)
+			return s, placed(claims{claim("n1", "z1", types{small}, a)})
+		}, []C{checker.ConstraintLimits}},
+		{"an in-flight claim counts at its largest type: within the limit", func() (*scheduler.Snapshot, *scheduler.Results) {
+			a := pod("a", "100m", "100Mi")
+			s := snapshot(pods{a}, inflight(nil))
+			limitPool("10")(s)
+			return s, placed(claims{claim("n1", "z1", types{small}, a)})
+		}, nil},
+		// launched as small: 2 + 2 = 4.
+		{"a launched in-flight claim counts at its capacity", func() (*scheduler.Snapshot, *scheduler.Results) {
+			a := pod("a", "100m", "100Mi")
+			s := snapshot(pods{a}, inflight(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}))
+			limitPool("9")(s)
+			return s, placed(claims{claim("n1", "z1", types{small}, a)})
+		}, nil},
 	}
+}
+
+// inflight is a NodeClaim of the default pool allowed small or big, asking
+// 1 CPU; capacity is set once it has launched.
+func inflight(capacity corev1.ResourceList) *scheduler.StateNode {
+	nc := &v1alpha1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "inflight", Labels: map[string]string{v1alpha1.LabelNodePool: schedulertest.DefaultPoolName}},
+		Spec: v1alpha1.NodeClaimSpec{
+			Requirements: []v1alpha1.NodeSelectorRequirementWithMinValues{{Key: corev1.LabelInstanceTypeStable, Operator: v1alpha1.OperatorIn, Values: []string{"small", "big"}}},
+			Resources:    v1alpha1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}},
+		},
+		Status: v1alpha1.NodeClaimStatus{Capacity: capacity},
+	}
+	return &scheduler.StateNode{NodeClaim: nc}
 }

@@ -10,8 +10,8 @@ import (
 const resourceNodes corev1.ResourceName = "nodes"
 
 // checkLimits verifies that no pool's limits are exceeded by the capacity of its
-// existing nodes and in-flight claims plus, for each new claim, the largest
-// instance type it could launch.
+// existing nodes and in-flight claims (at their worst case until they launch)
+// plus, for each new claim, the largest instance type it could launch.
 func (c *checker) checkLimits() {
 	for _, pool := range c.snap.NodePools {
 		if len(pool.Spec.Limits) == 0 {
@@ -42,21 +42,43 @@ func (c *checker) checkPoolLimits(pool *v1alpha1.NodePool, existing, added res) 
 	}
 }
 
-// poolUsage sums the capacity of the pool's existing nodes and in-flight claims.
+// poolUsage sums the capacity of the pool's existing nodes and in-flight
+// claims: a claim not launched yet at its worst case, since its launch may
+// still fall back to any type it allows.
 func (c *checker) poolUsage(pool string) res {
 	usage := res{}
 	for _, n := range c.nodes {
 		if n.isNew() || n.pool != pool {
 			continue
 		}
-		if n.state.Node != nil {
+		switch nc := n.state.NodeClaim; {
+		case n.state.Node != nil:
 			usage.add(fromList(n.state.Node.Status.Capacity))
-		} else {
-			usage.add(fromList(n.state.NodeClaim.Status.Capacity))
+		case len(nc.Status.Capacity) > 0:
+			usage.add(fromList(nc.Status.Capacity))
+		default:
+			usage.add(c.unlaunchedCapacity(nc, pool))
 		}
 		usage[resourceNodes] += 1000
 	}
 	return usage
+}
+
+// unlaunchedCapacity is the most a claim not launched yet may bring: the
+// largest capacity, resource by resource, of its pool's instance types that
+// its requirements allow by name; its requests when they allow none.
+func (c *checker) unlaunchedCapacity(nc *v1alpha1.NodeClaim, pool string) res {
+	reqs, out, found := apiReqs(nc.Spec.Requirements), res{}, false
+	for _, it := range c.snap.InstanceTypes[pool] {
+		if reqs.allows(corev1.LabelInstanceTypeStable, it.Name, true) {
+			out.maxWith(fromResources(it.Capacity))
+			found = true
+		}
+	}
+	if !found {
+		return fromList(nc.Spec.Resources.Requests)
+	}
+	return out
 }
 
 // largestCapacity is, resource by resource, the most any listed type could bring.

@@ -1,22 +1,15 @@
 package scheduler
 
 import (
-	"cmp"
+	"fmt"
 	"slices"
+
+	"github.com/go-logr/logr"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
-
-// preference is one soft constraint, applied as if required until relaxed.
-type preference struct {
-	weight int32
-	// rank breaks weight ties: pod affinity, pod anti-affinity, node affinity, spread.
-	rank  int
-	terms scheduling.Requirements // preferred node affinity
-	group *topologyGroup          // preferred pod (anti-)affinity or ScheduleAnyway spread
-}
 
 // classFor returns the pod's class, building it the first time its key is seen.
 func (sv *solver) classFor(pod *corev1.Pod) *podClass {
@@ -33,10 +26,8 @@ func (sv *solver) classFor(pod *corev1.Pod) *podClass {
 	}
 	base.terms = terms
 	sv.addRequiredGroups(base, pod)
-	if !sv.opts.IgnorePreferences {
-		base.preferences = sv.preferences(base, pod)
-	}
-	base.relaxed = relaxations(base)
+	base.ladder = sv.ladder(base, pod)
+	base.followsPods = len(base.affinities) > 0 || slices.ContainsFunc(base.ladder, func(c *podClass) bool { return len(c.affinities) > 0 })
 	sv.classes[key] = base
 	return base
 }
@@ -44,7 +35,7 @@ func (sv *solver) classFor(pod *corev1.Pod) *podClass {
 func (sv *solver) addRequiredGroups(c *podClass, pod *corev1.Pod) {
 	for _, tsc := range pod.Spec.TopologySpreadConstraints {
 		if tsc.WhenUnsatisfiable == corev1.DoNotSchedule {
-			c.spreads = append(c.spreads, sv.spreadGroup(c, pod, tsc, false))
+			c.spreads = append(c.spreads, sv.spreadGroup(c, pod, tsc, false, ""))
 		}
 	}
 	for _, term := range requiredAffinity(pod) {
@@ -55,7 +46,9 @@ func (sv *solver) addRequiredGroups(c *podClass, pod *corev1.Pod) {
 	}
 }
 
-func (sv *solver) spreadGroup(c *podClass, pod *corev1.Pod, tsc corev1.TopologySpreadConstraint, preferred bool) *topologyGroup {
+// spreadGroup is the group a spread constraint checks; owner, when set, makes it
+// a group of that class alone (cost-aware's capped hostname preferences).
+func (sv *solver) spreadGroup(c *podClass, pod *corev1.Pod, tsc corev1.TopologySpreadConstraint, preferred bool, owner string) *topologyGroup {
 	minDomains := 0
 	if tsc.MinDomains != nil {
 		minDomains = int(*tsc.MinDomains)
@@ -65,7 +58,7 @@ func (sv *solver) spreadGroup(c *podClass, pod *corev1.Pod, tsc corev1.TopologyS
 		domains = sv.eligibleDomains(c, tsc)
 	}
 	return sv.topology.group(groupSpec{kind: spreadGroup, key: tsc.TopologyKey, ns: nsScope{names: []string{pod.Namespace}},
-		selector: spreadSelector(pod, tsc), maxSkew: int(tsc.MaxSkew), minDomains: minDomains, domains: domains, soft: preferred})
+		selector: spreadSelector(pod, tsc), maxSkew: int(tsc.MaxSkew), minDomains: minDomains, domains: domains, soft: preferred, owner: owner})
 }
 
 // eligibleDomains are the values of the spread's key on the nodes the pod could
@@ -105,69 +98,6 @@ func (sv *solver) eligibleDomains(c *podClass, tsc corev1.TopologySpreadConstrai
 	return out
 }
 
-// preferences lists the pod's soft constraints, lightest first.
-func (sv *solver) preferences(c *podClass, pod *corev1.Pod) []preference {
-	var out []preference
-	if a := pod.Spec.Affinity; a != nil {
-		if a.PodAffinity != nil {
-			for _, w := range a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-				g := sv.topology.group(groupSpec{kind: affinityGroup, key: w.PodAffinityTerm.TopologyKey, ns: termNamespaces(pod, w.PodAffinityTerm), selector: w.PodAffinityTerm.LabelSelector, soft: true})
-				out = append(out, preference{weight: w.Weight, rank: 0, group: g})
-			}
-		}
-		if a.PodAntiAffinity != nil {
-			for _, w := range a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-				g := sv.topology.group(groupSpec{kind: antiAffinityGroup, key: w.PodAffinityTerm.TopologyKey, ns: termNamespaces(pod, w.PodAffinityTerm), selector: w.PodAffinityTerm.LabelSelector, soft: true})
-				out = append(out, preference{weight: w.Weight, rank: 1, group: g})
-			}
-		}
-		if a.NodeAffinity != nil {
-			for _, w := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-				out = append(out, preference{weight: w.Weight, rank: 2, terms: scheduling.FromNodeSelector(w.Preference.MatchExpressions)})
-			}
-		}
-	}
-	for _, tsc := range pod.Spec.TopologySpreadConstraints {
-		if tsc.WhenUnsatisfiable == corev1.ScheduleAnyway {
-			out = append(out, preference{weight: 0, rank: 3, group: sv.spreadGroup(c, pod, tsc, true)})
-		}
-	}
-	slices.SortStableFunc(out, func(a, b preference) int { return cmp.Or(cmp.Compare(a.weight, b.weight), cmp.Compare(a.rank, b.rank)) })
-	return out
-}
-
-// relaxations builds the class with all its preferences as requirements, then
-// with the lightest dropped, and so on down to the class with none.
-func relaxations(base *podClass) []*podClass {
-	out := make([]*podClass, 0, len(base.preferences)+1)
-	for k := 0; k < len(base.preferences); k++ {
-		out = append(out, withPreferences(base, base.preferences[k:]))
-	}
-	return append(out, base)
-}
-
-func withPreferences(base *podClass, prefs []preference) *podClass {
-	c := *base
-	c.spreads = slices.Clone(base.spreads)
-	c.affinities = slices.Clone(base.affinities)
-	c.antiAffinities = slices.Clone(base.antiAffinities)
-	c.never = nil
-	c.relaxed = nil
-	for _, p := range prefs {
-		switch {
-		case p.group == nil:
-			c.terms = crossTerms(c.terms, []scheduling.Requirements{p.terms})
-		case p.group.kind == spreadGroup:
-			c.spreads = append(c.spreads, p.group)
-		case p.group.kind == affinityGroup:
-			c.affinities = append(c.affinities, p.group)
-		default:
-			c.antiAffinities = append(c.antiAffinities, p.group)
-		}
-	}
-	return &c
-}
-
 // linkMatches records, for every class, the groups whose selectors match its pods.
 func (sv *solver) linkMatches() {
 	keys := make([]string, 0, len(sv.classes))
@@ -183,7 +113,11 @@ func (sv *solver) linkMatches() {
 				matches = append(matches, g)
 			}
 		}
-		for _, c := range base.relaxed {
+		variants := base.ladder
+		if base.hostnameOnly != nil {
+			variants = append(slices.Clone(variants), base.hostnameOnly)
+		}
+		for _, c := range variants {
 			c.matches = matches
 			c.topologyKeys = topologyKeys(c)
 		}
@@ -212,3 +146,21 @@ func (c *podClass) skip(i int) {
 }
 
 func (c *podClass) skipped(i int) bool { return i < len(c.never) && c.never[i] }
+
+// tolerates reports the first taint the class does not tolerate: NoSchedule
+// and NoExecute taints, and PreferNoSchedule ones too while the class is
+// strict about them (respect, until its last relaxation).
+func (c *podClass) tolerates(taints []corev1.Taint) error {
+	if err := scheduling.Tolerates(taints, c.tolerations); err != nil || !c.strictTaints {
+		return err
+	}
+	for i := range taints {
+		t := &taints[i]
+		if t.Effect == corev1.TaintEffectPreferNoSchedule && !slices.ContainsFunc(c.tolerations, func(tol corev1.Toleration) bool {
+			return tol.ToleratesTaint(logr.Discard(), t, true)
+		}) {
+			return fmt.Errorf("taint %s is not tolerated (respected until the pod's last relaxation)", scheduling.TaintString(t))
+		}
+	}
+	return nil
+}

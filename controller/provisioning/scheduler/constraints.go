@@ -30,7 +30,7 @@ func (sv *solver) topologyAllows(c *podClass, dom func(string) string) (ok, perm
 		}
 	}
 	for _, g := range c.antiAffinities {
-		if d := dom(g.key); d != "" && g.counts[d] > 0 {
+		if d := dom(g.key); d != "" && g.counts[d] >= g.domainLimit() {
 			return false, true
 		}
 	}

@@ -20,8 +20,9 @@ import (
 
 // This file covers the pod constraints kind by kind: node selection with every
 // operator, topology spread on every key and option, pod (anti-)affinity against
-// pending and running pods, preference relaxation, requests and capacity-type
-// order. solve (solver_test.go) runs the independent checker on every result.
+// pending and running pods, requests and capacity-type order (preferences are
+// in preferences_test.go). solve (solver_test.go) runs the independent checker
+// on every result.
 
 const (
 	ctKey   = v1alpha1.LabelCapacityType
@@ -512,12 +513,12 @@ func TestTopologySpreadOptions(t *testing.T) {
 			snap: func() *scheduler.Snapshot {
 				return snapshot(pods(3, "web", "1", "1Gi", inZoneA, spreadBy(zoneKey, 1, corev1.ScheduleAnyway, func(c *corev1.TopologySpreadConstraint) { c.NodeAffinityPolicy = ignore })), pool("default"))
 			},
-			placed: 3, zones: map[string]int{"us-east-1a": 3}},
+			opts: scheduler.Options{Preferences: scheduler.PreferencesRespect}, placed: 3, zones: map[string]int{"us-east-1a": 3}},
 		{name: "ScheduleAnyway is respected while it can hold",
 			snap: func() *scheduler.Snapshot {
 				return snapshot(pods(6, "web", "1", "1Gi", spreadBy(zoneKey, 1, corev1.ScheduleAnyway)), pool("default"))
 			},
-			placed: 6, zones: map[string]int{"us-east-1a": 2, "us-east-1b": 2, "us-east-1c": 2}},
+			opts: scheduler.Options{Preferences: scheduler.PreferencesRespect}, placed: 6, zones: map[string]int{"us-east-1a": 2, "us-east-1b": 2, "us-east-1c": 2}},
 		{name: "nodeAffinityPolicy Honor counts only the zones the pod can use",
 			snap: func() *scheduler.Snapshot {
 				return snapshot(pods(3, "web", "1", "1Gi", inZoneA, spreadBy(zoneKey, 1, corev1.DoNotSchedule, func(c *corev1.TopologySpreadConstraint) { c.NodeAffinityPolicy = honor })), pool("default"))
@@ -588,7 +589,7 @@ func TestTopologySpreadOptions(t *testing.T) {
 				s.Nodes = []*scheduler.StateNode{existingNode("node-a", "us-east-1a", "32", pods(2, "old", "1", "1Gi", withLabel("app", "web"))...)}
 				return s
 			},
-			placed: 4, zones: map[string]int{"us-east-1a": 0, "us-east-1b": 2, "us-east-1c": 2}},
+			opts: scheduler.Options{Preferences: scheduler.PreferencesRespect}, placed: 4, zones: map[string]int{"us-east-1a": 0, "us-east-1b": 2, "us-east-1c": 2}},
 		{name: "hostname: a running matching pod keeps new pods off its node",
 			snap: func() *scheduler.Snapshot {
 				s := snapshot(pods(3, "web", "1", "1Gi", spreadBy(hostKey, 1, corev1.DoNotSchedule)), pool("default"))
@@ -596,11 +597,11 @@ func TestTopologySpreadOptions(t *testing.T) {
 				return s
 			},
 			placed: 3},
-		{name: "IgnorePreferences drops ScheduleAnyway",
+		{name: "the ignore policy drops ScheduleAnyway",
 			snap: func() *scheduler.Snapshot {
 				return snapshot(pods(6, "web", "1", "1Gi", selectNode(ctKey, v1alpha1.CapacityTypeOnDemand), spreadBy(zoneKey, 1, corev1.ScheduleAnyway)), pool("default"))
 			},
-			opts: scheduler.Options{IgnorePreferences: true}, placed: 6},
+			opts: scheduler.Options{Preferences: scheduler.PreferencesIgnore}, placed: 6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.snap()
@@ -628,7 +629,7 @@ func TestTopologySpreadOptions(t *testing.T) {
 					t.Errorf("web pods by capacity type %v, want 3 spot and 1 on-demand beside the 2 running on on-demand", got)
 				}
 			}
-			if tc.opts.IgnorePreferences {
+			if tc.opts.Preferences == scheduler.PreferencesIgnore {
 				if len(got) != 1 {
 					t.Errorf("with preferences ignored the pods should pack into one zone, got %v", got)
 				}
@@ -774,6 +775,7 @@ func TestPodAffinityAndAntiAffinity(t *testing.T) {
 			snap: func() *scheduler.Snapshot {
 				return snapshot(append(pods(2, "web", "1", "1Gi", podAffinity(false, 10, hostKey, "cache")), pods(1, "cache", "500m", "1Gi")...), pool("default"))
 			},
+			opts: scheduler.Options{Preferences: scheduler.PreferencesRespect},
 			check: func(t *testing.T, s *scheduler.Snapshot, r *scheduler.Results) {
 				requireAllPlaced(t, s, r)
 				if len(r.NewNodeClaims) != 1 {
@@ -880,12 +882,13 @@ func TestPodAffinityAndAntiAffinity(t *testing.T) {
 			snap: func() *scheduler.Snapshot {
 				return snapshot(pods(4, "web", "250m", "256Mi", podAffinity(true, 10, hostKey, "web")), pool("default"))
 			},
+			opts: scheduler.Options{Preferences: scheduler.PreferencesRespect},
 			check: func(t *testing.T, s *scheduler.Snapshot, r *scheduler.Results) {
 				requireAllPlaced(t, s, r)
 				if len(r.NewNodeClaims) != 4 {
 					t.Errorf("%d nodeclaims, want 4 (the preference can hold)", len(r.NewNodeClaims))
 				}
-				ignored := solve(t, s, scheduler.Options{IgnorePreferences: true})
+				ignored := solve(t, s, scheduler.Options{Preferences: scheduler.PreferencesIgnore})
 				if len(ignored.NewNodeClaims) != 1 {
 					t.Errorf("%d nodeclaims with preferences ignored, want 1", len(ignored.NewNodeClaims))
 				}
@@ -894,6 +897,7 @@ func TestPodAffinityAndAntiAffinity(t *testing.T) {
 			snap: func() *scheduler.Snapshot {
 				return snapshot(pods(5, "web", "1", "1Gi", podAffinity(true, 10, zoneKey, "web")), pool("default"))
 			},
+			opts: scheduler.Options{Preferences: scheduler.PreferencesRespect},
 			check: func(t *testing.T, s *scheduler.Snapshot, r *scheduler.Results) {
 				requireAllPlaced(t, s, r)
 				if got := countBy(s, r, "web", zoneKey); len(got) < 3 {
@@ -906,6 +910,7 @@ func TestPodAffinityAndAntiAffinity(t *testing.T) {
 				s.Nodes = []*scheduler.StateNode{dbOn("node-c", "us-east-1c")}
 				return s
 			},
+			opts: scheduler.Options{Preferences: scheduler.PreferencesRespect},
 			check: func(t *testing.T, s *scheduler.Snapshot, r *scheduler.Results) {
 				requireAllPlaced(t, s, r)
 				if got := countBy(s, r, "web", zoneKey); got["us-east-1c"] != 4 {
@@ -916,6 +921,7 @@ func TestPodAffinityAndAntiAffinity(t *testing.T) {
 			snap: func() *scheduler.Snapshot {
 				return snapshot(pods(2, "web", "1", "1Gi", podAffinity(false, 10, hostKey, "ghost")), pool("default"))
 			},
+			opts: scheduler.Options{Preferences: scheduler.PreferencesRespect},
 			check: func(t *testing.T, s *scheduler.Snapshot, r *scheduler.Results) {
 				requireAllPlaced(t, s, r)
 			}},
@@ -923,75 +929,6 @@ func TestPodAffinityAndAntiAffinity(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.snap()
 			tc.check(t, s, solve(t, s, tc.opts))
-		})
-	}
-}
-
-func TestPreferencesRelaxation(t *testing.T) {
-	In := corev1.NodeSelectorOpIn
-	arm := expr(corev1.LabelArchStable, In, "arm64")
-	c6i := expr(v1alpha1.LabelInstanceFamily, In, "c6i")
-	m6i := expr(v1alpha1.LabelInstanceFamily, In, "m6i")
-	zoneA := expr(zoneKey, In, "us-east-1a")
-	onDemand := expr(ctKey, In, v1alpha1.CapacityTypeOnDemand)
-	for _, tc := range []struct {
-		name  string
-		prefs []func(*corev1.Pod)
-		pool  []func(*v1alpha1.NodePool)
-		opts  scheduler.Options
-		// hold must hold on every launch of every claim; dropped must fail on
-		// some launch of every claim (the claim was not narrowed to it)
-		hold, dropped []corev1.NodeSelectorRequirement
-	}{
-		{name: "step 0: every preference holds", prefs: []func(*corev1.Pod){preferNode(10, zoneA), preferNode(20, arm), preferNode(30, onDemand)},
-			hold: []corev1.NodeSelectorRequirement{zoneA, arm, onDemand}},
-		{name: "step 1: the lightest gives way", prefs: []func(*corev1.Pod){preferNode(10, c6i), preferNode(50, arm)},
-			hold: []corev1.NodeSelectorRequirement{arm}, dropped: []corev1.NodeSelectorRequirement{c6i}},
-		{name: "step 1 reversed: weight, not order, decides", prefs: []func(*corev1.Pod){preferNode(50, c6i), preferNode(10, arm)},
-			hold: []corev1.NodeSelectorRequirement{c6i}, dropped: []corev1.NodeSelectorRequirement{arm}},
-		{name: "step 2: the two lightest give way", prefs: []func(*corev1.Pod){preferNode(20, m6i), preferNode(10, c6i), preferNode(50, arm)},
-			hold: []corev1.NodeSelectorRequirement{arm}},
-		{name: "only some can hold: the impossible lightest is dropped, the rest kept",
-			prefs: []func(*corev1.Pod){preferNode(5, zoneA), preferNode(20, arm), preferNode(30, onDemand)},
-			pool:  []func(*v1alpha1.NodePool){require(zoneKey, "In", "us-east-1b", "us-east-1c")},
-			hold:  []corev1.NodeSelectorRequirement{arm, onDemand}},
-		{name: "only some can hold: an impossible heavy one takes the lighter with it",
-			prefs: []func(*corev1.Pod){preferNode(5, arm), preferNode(50, zoneA)},
-			pool:  []func(*v1alpha1.NodePool){require(zoneKey, "In", "us-east-1b", "us-east-1c")}},
-		{name: "a ScheduleAnyway spread (weight 0) gives way before node affinity",
-			prefs: []func(*corev1.Pod){preferNode(1, zoneA), spreadBy(zoneKey, 1, corev1.ScheduleAnyway)},
-			hold:  []corev1.NodeSelectorRequirement{zoneA}},
-		{name: "IgnorePreferences drops them all", prefs: []func(*corev1.Pod){preferNode(100, onDemand), preferNode(90, expr(v1alpha1.LabelInstanceFamily, In, "r7i"))},
-			opts:    scheduler.Options{IgnorePreferences: true},
-			dropped: []corev1.NodeSelectorRequirement{onDemand, expr(v1alpha1.LabelInstanceFamily, In, "r7i")}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := snapshot(pods(4, "web", "1", "2Gi", tc.prefs...), pool("default", tc.pool...))
-			r := solve(t, s, tc.opts)
-			requireAllPlaced(t, s, r)
-			for _, nc := range r.NewNodeClaims {
-				ls := launches(s, nc)
-				for _, l := range ls {
-					for _, e := range tc.hold {
-						if !holds(l, e) {
-							t.Errorf("%s could launch %s in %s (%s), against the preference %s %s %v", nc.Name, l[corev1.LabelInstanceTypeStable], l[zoneKey], l[ctKey], e.Key, e.Operator, e.Values)
-						}
-					}
-				}
-				for _, e := range tc.dropped {
-					if !slices.ContainsFunc(ls, func(l map[string]string) bool { return !holds(l, e) }) {
-						t.Errorf("every launch of %s meets %s %s %v: that preference should have been dropped", nc.Name, e.Key, e.Operator, e.Values)
-					}
-				}
-			}
-			if tc.opts.IgnorePreferences && r.NewNodeClaims[0].Offering.CapacityType != v1alpha1.CapacityTypeSpot {
-				t.Errorf("with preferences ignored the claim should be priced on spot, got %s", r.NewNodeClaims[0].Offering.CapacityType)
-			}
-			if strings.Contains(tc.name, "ScheduleAnyway") {
-				if got := countBy(s, r, "web", zoneKey); got["us-east-1a"] != 4 {
-					t.Errorf("pods by zone %v, want all 4 in us-east-1a", got)
-				}
-			}
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
 
@@ -69,12 +70,8 @@ func (sv *solver) inflightAllocatable(nc *v1alpha1.NodeClaim) scheduling.Resourc
 	if len(nc.Status.Allocatable) > 0 {
 		return scheduling.FromList(nc.Status.Allocatable)
 	}
-	names := scheduling.FromAPI(nc.Spec.Requirements).Get(corev1.LabelInstanceTypeStable)
 	var out *scheduling.Resources
-	for _, it := range sv.snapshot.InstanceTypes[nc.Labels[v1alpha1.LabelNodePool]] {
-		if !names.Has(it.Name) {
-			continue
-		}
+	for _, it := range sv.claimTypes(nc) {
 		a := it.Allocatable()
 		if out == nil {
 			out = &a
@@ -115,13 +112,38 @@ func isTerminal(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
-// stateNodeCapacity is what a node or claim counts against its pool's limits.
-func stateNodeCapacity(sn *StateNode) scheduling.Resources {
+// stateNodeCapacity is what a node or claim counts against its pool's limits:
+// a node's capacity, a launched claim's, and for a claim not launched yet the
+// largest capacity, resource by resource, of the instance types it allows,
+// since the launch may fall back to any of them (its pods' requests when none
+// of its types is known). The checker counts the same on its own.
+func (sv *solver) stateNodeCapacity(sn *StateNode) scheduling.Resources {
 	switch {
 	case sn.Node != nil:
 		return scheduling.FromList(sn.Node.Status.Capacity)
 	case len(sn.NodeClaim.Status.Capacity) > 0:
 		return scheduling.FromList(sn.NodeClaim.Status.Capacity)
 	}
-	return scheduling.FromList(sn.NodeClaim.Spec.Resources.Requests)
+	var worst scheduling.Resources
+	found := false
+	for _, it := range sv.claimTypes(sn.NodeClaim) {
+		worst, found = worst.Max(it.Capacity), true
+	}
+	if !found {
+		return scheduling.FromList(sn.NodeClaim.Spec.Resources.Requests)
+	}
+	return worst
+}
+
+// claimTypes are the instance types of the claim's pool that its
+// requirements allow by name.
+func (sv *solver) claimTypes(nc *v1alpha1.NodeClaim) []*cloudprovider.InstanceType {
+	names := scheduling.FromAPI(nc.Spec.Requirements).Get(corev1.LabelInstanceTypeStable)
+	var out []*cloudprovider.InstanceType
+	for _, it := range sv.snapshot.InstanceTypes[nc.Labels[v1alpha1.LabelNodePool]] {
+		if names.Has(it.Name) {
+			out = append(out, it)
+		}
+	}
+	return out
 }

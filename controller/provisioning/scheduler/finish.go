@@ -22,8 +22,16 @@ func (sv *solver) finish(r *Results) {
 		}
 	}
 	slices.SortStableFunc(r.Existing, func(a, b Placement) int { return comparePods(a.Pod, b.Pod) })
+	budgets := map[*pool]*limitBudget{}
 	for _, n := range sv.nodes[sv.existing:] {
-		r.NewNodeClaims = append(r.NewNodeClaims, sv.newNodeClaim(n))
+		b := budgets[n.pool]
+		if b == nil {
+			b = &limitBudget{spent: n.pool.baseUsage, pending: n.pool.usage.Sub(n.pool.baseUsage)}
+			budgets[n.pool] = b
+		}
+		nc, worst := sv.newNodeClaim(n, b.headroom(n))
+		b.spent = b.spent.Add(worst)
+		r.NewNodeClaims = append(r.NewNodeClaims, nc)
 	}
 	slices.SortStableFunc(r.Unschedulable, func(a, b Unschedulable) int { return comparePods(a.Pod, b.Pod) })
 	r.Order = sv.order
@@ -34,9 +42,10 @@ func comparePods(a, b *corev1.Pod) int {
 }
 
 // newNodeClaim ranks every type that fits the claim's pods by price, within the
-// pool's limits, and keeps at most MaxInstanceTypes of them.
-func (sv *solver) newNodeClaim(n *node) *NewNodeClaim {
-	headroom := n.pool.limits.Sub(n.pool.usage).Add(n.types[n.cur].it.Capacity)
+// headroom its pool's limits leave it (limits.go), and keeps at most
+// MaxInstanceTypes of them. It returns the claim and its worst case: the
+// largest capacity, resource by resource, that its launch may bring.
+func (sv *solver) newNodeClaim(n *node, headroom scheduling.Resources) (*NewNodeClaim, scheduling.Resources) {
 	var ranked []*typeOption
 	// Every type is considered, not only those from cur on: a claim sized
 	// for alike pods that went elsewhere shrinks back.
@@ -55,8 +64,10 @@ func (sv *solver) newNodeClaim(n *node) *NewNodeClaim {
 	first := ranked[0]
 	names := make([]string, len(ranked))
 	types := make([]*cloudprovider.InstanceType, len(ranked))
+	var worst scheduling.Resources
 	for i, t := range ranked {
 		names[i], types[i] = t.it.Name, t.it
+		worst = worst.Max(t.it.Capacity)
 	}
 	reqs := n.reqs.Copy()
 	reqs.Add(scheduling.NewRequirement(corev1.LabelInstanceTypeStable, v1alpha1.OperatorIn, names...))
@@ -67,7 +78,7 @@ func (sv *solver) newNodeClaim(n *node) *NewNodeClaim {
 	}
 	slices.SortStableFunc(pods, comparePods)
 	return &NewNodeClaim{Name: n.name, NodePool: n.pool.name, Requirements: reqs, InstanceTypes: types, Pods: pods,
-		Requests: n.used.Add(first.daemonSet), DaemonSetRequests: first.daemonSet, Offering: offering}
+		Requests: n.used.Add(first.daemonSet), DaemonSetRequests: first.daemonSet, Offering: offering}, worst
 }
 
 // exceeds reports whether capacity goes over headroom in a resource the pool limits.
@@ -141,7 +152,7 @@ func (sv *solver) minValuesReason(pl *pool, reqs scheduling.Requirements, types 
 	if sv.opts.MinValuesPolicy == MinValuesBestEffort {
 		return ""
 	}
-	r, have := sv.minValuesShortfall(pl, pl.limits.Sub(pl.usage), reqs, types, firstFit(types, 0, want), want)
+	r, have := minValuesShortfall(reqs, sv.listing(pl, pl.limits.Sub(pl.usage), types, firstFit(types, 0, want), want))
 	if r == nil {
 		return ""
 	}

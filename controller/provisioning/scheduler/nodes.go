@@ -28,6 +28,8 @@ type node struct {
 	cur      int
 	used     scheduling.Resources
 	maxAlloc scheduling.Resources
+	// reserved is what the claim counts against its pool's limits (limits.go).
+	reserved scheduling.Resources
 }
 
 func (n *node) isClaim() bool { return n.pool != nil }

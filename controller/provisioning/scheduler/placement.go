@@ -14,6 +14,8 @@ import (
 // plan is one way to place a pod, computed without changing any state.
 type plan struct {
 	node *node
+	// fresh is true when the node is a claim that this plan opens.
+	fresh bool
 	// reqs and types replace the claim's when the pod narrows them; nil keeps them.
 	reqs    scheduling.Requirements
 	types   []*typeOption
@@ -24,7 +26,7 @@ type plan struct {
 
 // planExisting checks a pod against an existing node or in-flight claim.
 func (sv *solver) planExisting(p *podInfo, c *podClass, n *node) *plan {
-	if scheduling.Tolerates(n.taints, c.tolerations) != nil || !anyTermCompatible(n.reqs, c.terms) {
+	if c.tolerates(n.taints) != nil || !anyTermCompatible(n.reqs, c.terms) {
 		c.skip(n.index)
 		return nil
 	}
@@ -40,10 +42,10 @@ func (sv *solver) planExisting(p *podInfo, c *podClass, n *node) *plan {
 	return &plan{node: n}
 }
 
-// placeClaim puts the pod into a NodeClaim of this solve: into one with room at its
-// current price if there is any, else into whichever of growing a claim or
-// opening a new one costs less.
-func (sv *solver) placeClaim(p *podInfo, c *podClass) bool {
+// planOnClaims puts the pod into a NodeClaim of this solve: into one with room
+// at its current price if there is any, else into whichever of growing a claim
+// or opening a new one costs less.
+func (sv *solver) planOnClaims(p *podInfo, c *podClass) *plan {
 	var best *plan
 	upgrades := 0
 	for i := sv.existing; i < len(sv.nodes); i++ {
@@ -69,8 +71,7 @@ func (sv *solver) placeClaim(p *podInfo, c *podClass) bool {
 			continue
 		}
 		if pl.cost <= 0 {
-			sv.commit(p, c, pl)
-			return true
+			return pl
 		}
 		upgrades++
 		if best == nil || pl.cost < best.cost {
@@ -79,15 +80,9 @@ func (sv *solver) placeClaim(p *podInfo, c *podClass) bool {
 	}
 	fresh := sv.planNewClaim(p, c)
 	if best != nil && (fresh == nil || (best.cost <= fresh.cost && best.node.pool.weight >= fresh.node.pool.weight)) {
-		sv.commit(p, c, best)
-		return true
+		return best
 	}
-	if fresh == nil {
-		return false
-	}
-	sv.addClaim(fresh.node)
-	sv.commit(p, c, fresh)
-	return true
+	return fresh
 }
 
 // planNewClaim opens a claim in the first pool, by weight, that can take the pod.
@@ -103,7 +98,7 @@ func (sv *solver) planNewClaim(p *podInfo, c *podClass) *plan {
 			if plan.types != nil {
 				types = plan.types
 			}
-			plan.cost = types[plan.typeIdx].price
+			plan.cost, plan.fresh = types[plan.typeIdx].price, true
 			return plan
 		}
 	}
@@ -114,7 +109,6 @@ func (sv *solver) addClaim(n *node) {
 	n.index = len(sv.nodes)
 	n.pool.claims++
 	n.pool.nodes++
-	n.pool.usage = n.pool.usage.Add(n.types[n.cur].it.Capacity)
 	sv.nodes = append(sv.nodes, n)
 }
 
@@ -123,7 +117,7 @@ func (sv *solver) addClaim(n *node) {
 // resources and limits (growing its type), host ports. Each of the pod's node
 // affinity terms is tried in turn.
 func (sv *solver) planClaim(p *podInfo, c *podClass, n *node) *plan {
-	if scheduling.Tolerates(n.taints, c.tolerations) != nil {
+	if c.tolerates(n.taints) != nil {
 		c.skip(n.index)
 		return nil
 	}
@@ -186,13 +180,13 @@ func (sv *solver) planTerm(p *podInfo, c *podClass, n *node, reqs scheduling.Req
 // marginal price of growing is about the price of a second small node). The
 // claim shrinks back to the cheapest type that fits what it holds at the end.
 func (sv *solver) sizeForAlike(p *podInfo, c *podClass, n *node, reqs scheduling.Requirements, types []*typeOption, j int) int {
-	alike := sv.shapes[p.shape] + 1
-	if alike <= 1 || !shareable(c) {
+	alike, limit := sv.shapes[p.shape]+1, perNodeLimit(c)
+	if alike <= 1 || limit <= 1 {
 		return j
 	}
-	best, bestPerPod := j, types[j].price/float64(min(alike, fitCount(types[j].alloc, p.requests)))
+	best, bestPerPod := j, types[j].price/float64(min(alike, limit, fitCount(types[j].alloc, p.requests)))
 	for i := j + 1; i < len(types); i++ {
-		k := min(alike, fitCount(types[i].alloc, p.requests))
+		k := min(alike, limit, fitCount(types[i].alloc, p.requests))
 		if k < 1 {
 			continue
 		}
@@ -206,18 +200,25 @@ func (sv *solver) sizeForAlike(p *podInfo, c *podClass, n *node, reqs scheduling
 	return best
 }
 
-// shareable reports whether pods of the class may share a node: no hostname
-// spread or anti-affinity, no host ports.
-func shareable(c *podClass) bool {
+// perNodeLimit is how many of the class's pods a node may hold by its own
+// constraints: one with host ports or a hostname spread or anti-affinity
+// (kept at one whatever the spread's skew, to pack as before), a capped
+// hostname preference's cap (costaware.go), else no limit.
+func perNodeLimit(c *podClass) int {
 	if len(c.hostPorts) > 0 {
-		return false
+		return 1
 	}
+	limit := math.MaxInt
 	for _, g := range slices.Concat(c.spreads, c.antiAffinities) {
-		if g.key == corev1.LabelHostname {
-			return false
+		switch {
+		case g.key != corev1.LabelHostname:
+		case g.capped:
+			limit = min(limit, g.domainLimit())
+		default:
+			return 1
 		}
 	}
-	return true
+	return limit
 }
 
 // fitCount is how many pods requesting r fit in alloc.
@@ -234,16 +235,6 @@ func fitCount(alloc, r scheduling.Resources) int {
 		}
 	}
 	return k
-}
-
-// withinLimits checks the pool's limits for the claim grown (or opened) to type t.
-func (sv *solver) withinLimits(n *node, t *typeOption) bool {
-	if n.index < 0 {
-		_, ok := n.pool.withinLimits(t.it.Capacity, true)
-		return ok
-	}
-	_, ok := n.pool.withinLimits(t.it.Capacity.Sub(n.types[n.cur].it.Capacity), false)
-	return ok
 }
 
 func reqsOr(a, b scheduling.Requirements) scheduling.Requirements {
@@ -343,7 +334,6 @@ func filterTypes(types []*typeOption, reqs scheduling.Requirements) []*typeOptio
 func (sv *solver) commit(p *podInfo, c *podClass, pl *plan) {
 	n := pl.node
 	if n.isClaim() {
-		before := n.types[n.cur].it.Capacity
 		if pl.reqs != nil {
 			n.reqs = pl.reqs
 			n.types = pl.types
@@ -351,7 +341,7 @@ func (sv *solver) commit(p *podInfo, c *podClass, pl *plan) {
 		}
 		n.cur = pl.typeIdx
 		n.used = n.used.Add(p.requests)
-		n.pool.usage = n.pool.usage.Add(n.types[n.cur].it.Capacity.Sub(before))
+		sv.reserve(n)
 	} else {
 		n.available = n.available.Sub(p.requests)
 	}
@@ -371,75 +361,4 @@ func (sv *solver) record(c *podClass, n *node) {
 			g.owners[d]++
 		}
 	}
-}
-
-// minValuesHold reports whether, under the Strict policy, the claim n grown to
-// types[j] would still list enough values for every requirement with minValues.
-func (sv *solver) minValuesHold(n *node, reqs scheduling.Requirements, types []*typeOption, j int, want scheduling.Resources) bool {
-	if sv.opts.MinValuesPolicy == MinValuesBestEffort || !hasMinValues(reqs) {
-		return true
-	}
-	r, _ := sv.minValuesShortfall(n.pool, claimHeadroom(n), reqs, types, j, want)
-	return r == nil
-}
-
-func hasMinValues(reqs scheduling.Requirements) bool {
-	for _, r := range reqs {
-		if r.MinValues != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// claimHeadroom is how much of its pool's limits a claim may grow into: what
-// newNodeClaim allows when it cuts the claim's list of types.
-func claimHeadroom(n *node) scheduling.Resources {
-	headroom := n.pool.limits.Sub(n.pool.usage)
-	if n.index >= 0 {
-		headroom = headroom.Add(n.types[n.cur].it.Capacity)
-	}
-	return headroom
-}
-
-// minValuesShortfall returns the first requirement (by key) with minValues that
-// the types a claim would list cannot meet, with how many values they offer; nil
-// when every minValues holds. The types listed are those newNodeClaim keeps:
-// from j on, holding want, within the pool's headroom, at most MaxInstanceTypes.
-func (sv *solver) minValuesShortfall(p *pool, headroom scheduling.Resources, reqs scheduling.Requirements,
-	types []*typeOption, j int, want scheduling.Resources) (*scheduling.Requirement, int) {
-	var keys []string
-	for k, r := range reqs {
-		if r.MinValues != nil {
-			keys = append(keys, k)
-		}
-	}
-	if len(keys) == 0 {
-		return nil, 0
-	}
-	slices.Sort(keys)
-	var listed []*typeOption
-	for _, t := range types[j:] {
-		if want.Fits(t.alloc) && !p.exceeds(t.it.Capacity, headroom) {
-			listed = append(listed, t)
-			if len(listed) == sv.opts.MaxInstanceTypes {
-				break
-			}
-		}
-	}
-	for _, k := range keys {
-		r := reqs[k]
-		seen := map[string]bool{}
-		for _, t := range listed {
-			for _, v := range t.it.Requirements.Get(r.Key).Values() {
-				if r.Has(v) {
-					seen[v] = true
-				}
-			}
-		}
-		if len(seen) < *r.MinValues {
-			return r, len(seen)
-		}
-	}
-	return nil, 0
 }

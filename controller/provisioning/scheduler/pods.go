@@ -54,9 +54,18 @@ type podClass struct {
 	// The pod's own constraints, and the groups whose selectors match it.
 	spreads, affinities, antiAffinities []*topologyGroup
 	matches                             []*topologyGroup
-	// preferences are the soft constraints, lightest first; relaxed drops them one at a time.
-	preferences []preference
-	relaxed     []*podClass
+	// ladder lists the variants tried in turn: the soft constraints held as
+	// required, then shed one at a time (ladder.go). The base class itself
+	// holds only the hard constraints.
+	ladder []*podClass
+	// hostnameOnly is the class with only its capped hostname preferences
+	// (cost-aware's reference placement, costaware.go); nil when none.
+	hostnameOnly *podClass
+	// followsPods is true when some variant has pod affinity: such pods go
+	// after the others, which may be the pods they follow.
+	followsPods bool
+	// strictTaints makes PreferNoSchedule taints block (respect, until relaxed).
+	strictTaints bool
 	// topologyKeys are the keys (hostname aside) a claim must be pinned on to hold this class.
 	topologyKeys []string
 	// never[i] is true when node i can never take this class: its taints, its

@@ -23,11 +23,13 @@ type pool struct {
 	taints []corev1.Taint
 	// types are the instance types the pool allows with an available offering, cheapest first.
 	types []*typeOption
-	// limits and usage for the resources the pool caps; hasLimit says which are capped.
-	limits, usage scheduling.Resources
-	limited       []corev1.ResourceName
-	nodeLimit     int64
-	nodes         int64
+	// limits and usage for the resources the pool caps; limited says which are
+	// capped. usage counts the existing nodes and in-flight claims (baseUsage)
+	// and the reservations of this solve's claims (limits.go).
+	limits, usage, baseUsage scheduling.Resources
+	limited                  []corev1.ResourceName
+	nodeLimit                int64
+	nodes                    int64
 	// claims counts the NodeClaims this solve created, for naming.
 	claims int
 	// topology key -> the values the pool's types offer, sorted

@@ -52,8 +52,11 @@ func (n *StateNode) Name() string {
 
 // Options tune a solve.
 type Options struct {
-	// IgnorePreferences drops preferred affinities and ScheduleAnyway spreads instead of trying them.
-	IgnorePreferences bool
+	// Preferences says how soft constraints (preferred affinities, ScheduleAnyway
+	// spreads) count: respect, ignore or cost-aware; DefaultPreferencePolicy
+	// when empty. Callers parse it with ParsePreferencePolicy; a value that is
+	// none of the three solves as the default.
+	Preferences PreferencePolicy
 	// MinValuesPolicy is Strict (a claim that cannot keep minValues types is not made) or BestEffort.
 	MinValuesPolicy MinValuesPolicy
 	// MaxInstanceTypes caps each NodeClaim's ranked list (60, CreateFleet's override limit, when zero).

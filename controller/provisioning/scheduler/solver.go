@@ -32,6 +32,11 @@ type solver struct {
 	// shapes counts, per class and requests, the pods not yet tried: a new
 	// claim is sized for the alike pods still to come.
 	shapes map[shape]int
+	// shapeCosts caches, per shape, what new nodes cost per pod (cost-aware).
+	shapeCosts map[shape]shapeCost
+	// tolerationStep is true when some pool has a PreferNoSchedule taint:
+	// respect then blocks on such taints until a pod's last relaxation.
+	tolerationStep bool
 }
 
 // Solve decides where every pending pod goes. It is a pure function of the
@@ -43,6 +48,15 @@ func Solve(s *Snapshot, opts Options) *Results {
 	if opts.MinValuesPolicy == "" {
 		opts.MinValuesPolicy = MinValuesStrict
 	}
+	switch opts.Preferences = opts.Preferences.orDefault(); opts.Preferences {
+	case PreferencesRespect, PreferencesIgnore:
+		return solve(s, opts)
+	}
+	return solveCostAware(s, opts)
+}
+
+// solve is one pass of the solver under one policy.
+func solve(s *Snapshot, opts Options) *Results {
 	sv := newSolver(s, opts)
 	pending := sv.podInfos()
 	results := &Results{}
@@ -73,10 +87,13 @@ func Solve(s *Snapshot, opts Options) *Results {
 }
 
 func newSolver(s *Snapshot, opts Options) *solver {
-	sv := &solver{snapshot: s, opts: opts, classes: map[string]*podClass{}, shapes: map[shape]int{}}
+	sv := &solver{snapshot: s, opts: opts, classes: map[string]*podClass{}, shapes: map[shape]int{}, shapeCosts: map[shape]shapeCost{}}
 	sv.volumes = newVolumeTopology(s)
 	for _, np := range sortedPools(s.NodePools) {
 		sv.pools = append(sv.pools, newPool(np, s.InstanceTypes[np.Name], s.DaemonSets))
+		sv.tolerationStep = sv.tolerationStep || slices.ContainsFunc(np.Spec.Template.Spec.Taints, func(t corev1.Taint) bool {
+			return t.Effect == corev1.TaintEffectPreferNoSchedule
+		})
 	}
 	var bound []boundPod
 	byName := map[string]*pool{}
@@ -87,11 +104,14 @@ func newSolver(s *Snapshot, opts Options) *solver {
 		n, pods := sv.existingNode(sn)
 		if p, ok := byName[n.labels[v1alpha1.LabelNodePool]]; ok {
 			p.nodes++
-			p.usage = p.usage.Add(stateNodeCapacity(sn))
+			p.usage = p.usage.Add(sv.stateNodeCapacity(sn))
 		}
 		for _, pod := range pods {
 			bound = append(bound, boundPod{pod: pod, labels: n.labels, node: n.name})
 		}
+	}
+	for _, p := range sv.pools {
+		p.baseUsage = p.usage
 	}
 	sv.topology = newTopology(bound)
 	return sv
@@ -141,50 +161,62 @@ func (sv *solver) podInfos() []*podInfo {
 
 // followsPods is 1 when the class has required or preferred pod affinity, else 0.
 func followsPods(c *podClass) int {
-	if len(c.affinities) > 0 || slices.ContainsFunc(c.preferences, func(p preference) bool {
-		return p.group != nil && p.group.kind == affinityGroup
-	}) {
+	if c.followsPods {
 		return 1
 	}
 	return 0
 }
 
-// place puts one pod somewhere, relaxing its preferences one at a time, lightest
-// first, while it fits nowhere. It returns the reason when it fits nowhere at all.
+// place puts one pod somewhere: as the first variant of its ladder that fits
+// somewhere, or, cost-aware, as the first that costs little enough. It
+// returns the reason when the pod fits nowhere at all.
 func (sv *solver) place(p *podInfo) string {
 	if p.pod.Spec.NodeName != "" {
 		return ""
 	}
-	for _, c := range sv.variants(p.class) {
-		if c.volumeError != "" {
-			return c.volumeError
-		}
-		if sv.placeExisting(p, c) || sv.placeClaim(p, c) {
+	if p.class.volumeError != "" {
+		return p.class.volumeError
+	}
+	if sv.opts.Preferences == PreferencesCostAware {
+		return sv.placeCostAware(p)
+	}
+	for _, c := range p.class.ladder {
+		if pl := sv.bestPlan(p, c); pl != nil {
+			sv.apply(p, c, pl)
 			return ""
 		}
 	}
 	return sv.explain(p)
 }
 
-// variants lists the class with all its preferences, then with each relaxation.
-func (sv *solver) variants(c *podClass) []*podClass {
-	if sv.opts.IgnorePreferences {
-		return c.relaxed[len(c.relaxed)-1:]
+// bestPlan is where the pod would go as variant c, without placing it: the
+// first existing node or in-flight claim that takes it, else a claim of this
+// solve or a new one.
+func (sv *solver) bestPlan(p *podInfo, c *podClass) *plan {
+	if pl := sv.planOnExisting(p, c); pl != nil {
+		return pl
 	}
-	return c.relaxed
+	return sv.planOnClaims(p, c)
 }
 
-// placeExisting puts the pod on the first existing node or in-flight claim that takes it.
-func (sv *solver) placeExisting(p *podInfo, c *podClass) bool {
+// apply places the pod as the plan says, opening its claim if it is new.
+func (sv *solver) apply(p *podInfo, c *podClass, pl *plan) {
+	if pl.fresh {
+		sv.addClaim(pl.node)
+	}
+	sv.commit(p, c, pl)
+}
+
+// planOnExisting is the first existing node or in-flight claim that takes the pod.
+func (sv *solver) planOnExisting(p *podInfo, c *podClass) *plan {
 	for i := 0; i < sv.existing; i++ {
 		n := sv.nodes[i]
 		if c.skipped(n.index) || !p.requests.Fits(n.available) {
 			continue
 		}
 		if pl := sv.planExisting(p, c, n); pl != nil {
-			sv.commit(p, c, pl)
-			return true
+			return pl
 		}
 	}
-	return false
+	return nil
 }

@@ -347,29 +347,6 @@ func TestHostPortsKeepPodsApart(t *testing.T) {
 	}
 }
 
-func TestPreferencesAreRelaxedLightestFirst(t *testing.T) {
-	prefs := func(p *corev1.Pod) {
-		p.Spec.Affinity = &corev1.Affinity{
-			NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{Weight: 50,
-				Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: zoneKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"us-east-1b"}}}}}}},
-			PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 1,
-				PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}}},
-		}
-	}
-	s := snapshot(pods(6, "web", "100m", "64Mi", prefs), pool("default"))
-	respected := solve(t, s, scheduler.Options{})
-	if got := zones(respected); got["us-east-1b"] != 6 {
-		t.Errorf("the heavier zone preference holds for every pod, got %v", got)
-	}
-	if len(respected.NewNodeClaims) != 6 {
-		t.Errorf("the hostname anti-affinity preference can hold too (new nodes), got %d nodes", len(respected.NewNodeClaims))
-	}
-	ignored := solve(t, s, scheduler.Options{IgnorePreferences: true})
-	if len(ignored.NewNodeClaims) >= len(respected.NewNodeClaims) {
-		t.Errorf("ignoring preferences should pack tighter: %d vs %d nodes", len(ignored.NewNodeClaims), len(respected.NewNodeClaims))
-	}
-}
-
 func TestSolveIsDeterministic(t *testing.T) {
 	build := func() *scheduler.Snapshot {
 		ps := append(pods(30, "web", "500m", "1Gi", spread(zoneKey, 1)), pods(10, "db", "2", "8Gi", antiAffinity(corev1.LabelHostname))...)

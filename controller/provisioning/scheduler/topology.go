@@ -41,9 +41,14 @@ type topologyGroup struct {
 	// domains are the eligible values of key for a spread; nil for kubernetes.io/hostname,
 	// whose domains are the nodes themselves.
 	domains []string
-	counts  map[string]int // domain -> matching pods
-	owners  map[string]int // domain -> pods that carry this required anti-affinity
-	total   int
+	// perNode, when positive, caps the matching pods per node of a hostname
+	// preference that cost-aware loosened (costaware.go); 0 until it is set.
+	perNode int
+	// capped groups belong to one class and take a perNode cap.
+	capped bool
+	counts map[string]int // domain -> matching pods
+	owners map[string]int // domain -> pods that carry this required anti-affinity
+	total  int
 }
 
 func (g *topologyGroup) String() string {
@@ -92,12 +97,29 @@ func (g *topologyGroup) allows(domain string) bool {
 		if g.domains != nil && !slices.Contains(g.domains, domain) {
 			return false
 		}
+		if g.capped {
+			return g.counts[domain] < g.domainLimit()
+		}
 		return g.counts[domain]+1-g.minCount() <= g.maxSkew
 	case affinityGroup:
 		return g.counts[domain] > 0 || g.total == 0
 	default:
-		return g.counts[domain] == 0
+		return g.counts[domain] < g.domainLimit()
 	}
+}
+
+// domainLimit is how many matching pods one domain may hold under an
+// anti-affinity (one), a hostname spread (maxSkew, as a new node can always
+// join with none), or a capped hostname preference (its cap).
+func (g *topologyGroup) domainLimit() int {
+	limit := 1
+	if g.kind == spreadGroup {
+		limit = g.maxSkew
+	}
+	if g.capped {
+		limit = max(limit, g.perNode)
+	}
+	return limit
 }
 
 // topology holds every group of a solve, keyed by id.
@@ -134,6 +156,8 @@ type groupSpec struct {
 	maxSkew, minDomains int
 	domains             []string
 	soft                bool
+	// owner, when set, makes the group its class's own (a capped hostname preference).
+	owner string
 }
 
 // group returns the group with these parameters, creating and seeding it with the
@@ -144,13 +168,13 @@ func (t *topology) group(spec groupSpec) *topologyGroup {
 		selector = labels.Nothing()
 	}
 	id := strings.Join([]string{strconv.Itoa(int(spec.kind)), spec.key, spec.ns.String(), selector.String(),
-		strconv.Itoa(spec.maxSkew), strconv.Itoa(spec.minDomains), strings.Join(spec.domains, ","), strconv.FormatBool(spec.soft)}, "|")
+		strconv.Itoa(spec.maxSkew), strconv.Itoa(spec.minDomains), strings.Join(spec.domains, ","), strconv.FormatBool(spec.soft), spec.owner}, "|")
 	if g, ok := t.groups[id]; ok {
 		return g
 	}
 	g := &topologyGroup{id: id, kind: spec.kind, key: spec.key, namespaces: spec.ns.names, allNamespaces: spec.ns.all,
 		selector: selector, maxSkew: spec.maxSkew, minDomains: spec.minDomains, domains: spec.domains, soft: spec.soft,
-		counts: map[string]int{}, owners: map[string]int{}}
+		capped: spec.owner != "", counts: map[string]int{}, owners: map[string]int{}}
 	for _, bp := range t.existing {
 		if g.matches(bp.pod.Namespace, bp.pod.Labels) {
 			g.add(domainValue(bp.labels, bp.node, spec.key), false)
