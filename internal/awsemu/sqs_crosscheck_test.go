@@ -89,7 +89,9 @@ type transcript struct {
 	lines []string
 }
 
-func (tr *transcript) say(format string, args ...any) { tr.lines = append(tr.lines, fmt.Sprintf(format, args...)) }
+func (tr *transcript) say(format string, args ...any) {
+	tr.lines = append(tr.lines, fmt.Sprintf(format, args...))
+}
 
 // outcome is "ok", or the API error code of err.
 func outcome(err error) string {
