@@ -25,6 +25,7 @@ BENCHMARKS=(
 	"./controller/aws/ | ^BenchmarkLaunch$ | 200x | 15m | BENCH cloud=launch"
 	"./controller/e2e/ | ^BenchmarkPodToRunning$ | 1x | 15m | BENCH e2e=pod-to-running"
 	"./controller/e2e/ | ^BenchmarkUnschedulableToCreateFleet$ | 1x | 15m | BENCH e2e=unschedulable-to-createfleet"
+	"./controller/e2e/ | ^BenchmarkLeaderFailover$ | 1x | 15m | BENCH e2e=failover mode=crash; BENCH e2e=failover mode=graceful"
 	"./controller/simulate/ | ^BenchmarkSimulateDay$ | 1x | 30m | BENCH simulate=day-10k"
 )
 
