@@ -173,7 +173,7 @@ build_fauxqs() {
   tmp="$(tmp_path "$CACHE" fauxqs)"
   mkdir -p "$tmp"
   cp "$FAUXQS_SRC/package.json" "$FAUXQS_SRC/package-lock.json" "$tmp/"
-  (cd "$tmp" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >&2) ||
+  (cd "$tmp" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null) ||
     die "installing fauxqs with npm ci"
   [[ "$(node -p 'require(process.argv[1]).version' "$tmp/node_modules/fauxqs/package.json")" == "$FAUXQS_VERSION" ]] ||
     die "package-lock.json does not pin fauxqs $FAUXQS_VERSION"
