@@ -1,21 +1,97 @@
 #!/usr/bin/env bash
-# Runs the scheduling benchmarks on the public workloads (../shared/bench/WORKLOADS.md),
-# the AWS launch benchmark against the emulator, the whole-bed benchmarks
-# (controller/e2e: pod-to-running, and unschedulable-to-CreateFleet with the
-# seed's pools) and the day-long simulation, and prints one BENCH line per case.
-# Extra arguments go to every `go test` run.
+# bench.sh runs every benchmark in BENCHMARKS below, prints the BENCH lines
+# they print, and exits non-zero, naming the benchmark, when one fails, skips
+# or does not print a BENCH line it promises. `make bench` runs it after
+# `make tools`.
+#
+#   hack/bench.sh [go test flags]            every benchmark; the flags go to every `go test`
+#   BENCH_ONLY=Launch hack/bench.sh          only the entries whose package or -bench matches
+#
+# The workloads are in ../shared/bench/WORKLOADS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-status=0
-go test -run '^$' -bench BenchmarkSolve -benchtime 1x -timeout 60m "$@" ./controller/provisioning/scheduler/ >"$out" 2>&1 || status=$?
-go test -run '^$' -bench BenchmarkLaunch -benchtime 200x -timeout 15m "$@" ./controller/aws/ >>"$out" 2>&1 || status=$?
-go test -run '^$' -bench 'BenchmarkPodToRunning|BenchmarkUnschedulableToCreateFleet' -benchtime 1x -timeout 15m "$@" ./controller/e2e/ >>"$out" 2>&1 || status=$?
-go test -run '^$' -bench BenchmarkSimulateDay -benchtime 1x -timeout 30m "$@" ./controller/simulate/ >>"$out" 2>&1 || status=$?
-grep -o 'BENCH .*' "$out" || true # a line may follow the benchmark's name
-grep -A1 -- '--- SKIP' "$out" >&2 || true # e.g. the bed's binaries are not built: run make tools
-if [ "$status" -ne 0 ]; then
-	grep -v 'BENCH ' "$out" | grep -E -- '--- FAIL|checker found|FAIL|^\s+(scheduler_benchmark|bench|bed|createfleet_benchmark|launch_benchmark|simulate_benchmark)_test.go' | head -60 >&2 || true
-	exit "$status"
-fi
+
+# One entry per benchmark: add yours as one more entry.
+#   package | -bench regexp | -benchtime | -timeout | the BENCH lines it must print, separated by ";"
+# An expected line lists a BENCH line's identifying fields ("BENCH workload=W1
+# catalogue=C1 pods=1000"): some printed BENCH line must hold every one of
+# them, in any order. An entry may span lines.
+BENCHMARKS=(
+	"./controller/provisioning/scheduler/ | ^BenchmarkSolve$ | 1x | 60m |
+		BENCH workload=W1 catalogue=C1 pods=1000; BENCH workload=W1 catalogue=C1 pods=5000;
+		BENCH workload=W1 catalogue=C1 pods=50000; BENCH workload=W1 catalogue=C2 pods=1000;
+		BENCH workload=W1 catalogue=C2 pods=5000; BENCH workload=W3 preferences=respect;
+		BENCH workload=W3 preferences=ignore; BENCH workload=W3 preferences=cost-aware"
+	"./controller/aws/ | ^BenchmarkLaunch$ | 200x | 15m | BENCH cloud=launch"
+	"./controller/e2e/ | ^BenchmarkPodToRunning$ | 1x | 15m | BENCH e2e=pod-to-running"
+	"./controller/e2e/ | ^BenchmarkUnschedulableToCreateFleet$ | 1x | 15m | BENCH e2e=unschedulable-to-createfleet"
+	"./controller/e2e/ | ^BenchmarkLeaderFailover$ | 1x | 15m | BENCH e2e=failover mode=crash; BENCH e2e=failover mode=graceful"
+	"./controller/simulate/ | ^BenchmarkSimulateDay$ | 1x | 30m | BENCH simulate=day-10k"
+)
+
+# trim prints $1 with its runs of white space made single spaces and its ends stripped.
+trim() { printf '%s' "$1" | tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//'; }
+
+# holds reports whether the BENCH line $1 has every field of the expected line $2.
+holds() {
+	local field
+	for field in $2; do
+		[[ " $1 " == *" $field "* ]] || return 1
+	done
+}
+
+# run_entry runs one entry and prints its BENCH lines; it returns non-zero,
+# after saying why on stderr, when the benchmark failed, skipped or left an
+# expected line unprinted. Extra arguments go to `go test`.
+run_entry() {
+	local entry="$1" pkg regexp benchtime timeout expected out lines want line ok status=0
+	shift
+	IFS='|' read -r pkg regexp benchtime timeout expected <<<"$(trim "$entry")"
+	pkg="$(trim "$pkg")" regexp="$(trim "$regexp")" benchtime="$(trim "$benchtime")" timeout="$(trim "$timeout")"
+	local name="${regexp//[\^\$]/} ($pkg)"
+	out="$(mktemp)"
+	go test -v -run '^$' -bench "$regexp" -benchtime "$benchtime" -timeout "$timeout" "$@" "$pkg" >"$out" 2>&1 || status=$?
+	lines="$(grep -o 'BENCH .*' "$out" || true)" # a line may follow the benchmark's name
+	[[ -z "$lines" ]] || printf '%s\n' "$lines"
+	local problems=()
+	((status == 0)) || problems+=("go test exited with status $status")
+	grep -q -- '--- SKIP' "$out" && problems+=("it skipped")
+	grep -q -- '--- FAIL' "$out" && problems+=("it failed")
+	IFS=';' read -ra wants <<<"$expected"
+	for want in "${wants[@]}"; do
+		want="$(trim "$want")"
+		[[ -n "$want" ]] || continue
+		ok=no
+		while IFS= read -r line; do
+			if holds "$line" "$want"; then ok=yes; break; fi
+		done <<<"$lines"
+		[[ $ok == yes ]] || problems+=("it printed no '$want' line")
+	done
+	if ((${#problems[@]})); then
+		{
+			printf 'make bench: %s:' "$name"
+			printf ' %s;' "${problems[@]}"
+			printf '\n'
+			grep -v 'BENCH ' "$out" | grep -E -A3 -- '--- (FAIL|SKIP)|^FAIL|panic:|_test\.go:[0-9]+:' | head -60 || true
+		} >&2
+		rm -f "$out"
+		return 1
+	fi
+	rm -f "$out"
+}
+
+main() {
+	local entry failed=()
+	for entry in "${BENCHMARKS[@]}"; do
+		if [[ -n "${BENCH_ONLY:-}" ]] && ! grep -qE -- "$BENCH_ONLY" <<<"$(trim "$entry" | cut -d'|' -f1,2)"; then
+			continue
+		fi
+		run_entry "$entry" "$@" || failed+=("$(trim "$entry" | cut -d'|' -f2 | tr -d ' ^$')")
+	done
+	if ((${#failed[@]})); then
+		printf 'make bench: %d benchmark(s) did not deliver: %s\n' "${#failed[@]}" "${failed[*]}" >&2
+		exit 1
+	fi
+}
+
+main "$@"

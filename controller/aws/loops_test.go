@@ -73,6 +73,27 @@ func waitPasses(t *testing.T, passes <-chan pass, loops ...string) {
 	}
 }
 
+// loopCount is how many loops Start runs, each waiting on the clock between passes.
+const loopCount = 2
+
+// stepIdle steps the provider's clock by d once every loop waits on it, and
+// fails unless no pass came due: every loop still waits (a timer the step
+// fires leaves the clock's waiters within Step, however slow the pass it
+// starts would be) and none has reported a pass.
+func stepIdle(t *testing.T, e *env, passes <-chan pass, d time.Duration) {
+	t.Helper()
+	eventually(t, "every loop to wait on the clock", func() bool { return e.clk.Waiters() == loopCount })
+	e.clk.Step(d)
+	if n := e.clk.Waiters(); n != loopCount {
+		t.Fatalf("%d of %d loops still wait on the clock after a %v step: a pass came due early", n, loopCount, d)
+	}
+	select {
+	case p := <-passes:
+		t.Fatalf("a %s pass ran after a %v step, before it was due", p.loop, d)
+	default:
+	}
+}
+
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -119,7 +140,7 @@ func TestCatalogueRefreshesOnTheClock(t *testing.T) {
 	key := awsemu.PoolKey{InstanceType: "m6i.large", Zone: "us-east-1a", CapacityType: "spot"}
 	before := spotPrice(t, e, key.InstanceType, key.Zone)
 	e.emu.SetPrice(key, 2*before)
-	e.clk.Step(refreshEvery - time.Second)
+	stepIdle(t, e, passes, refreshEvery-time.Second)
 	if got := spotPrice(t, e, key.InstanceType, key.Zone); got != before {
 		t.Fatalf("price %v a second before the refresh is due, want the cached %v", got, before)
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/stowage-dev/stowage/controller/aws/sdk"
@@ -21,7 +20,6 @@ type Clients struct {
 	SSM     sdk.SSMAPI
 	Pricing sdk.PricingAPI
 	IAM     sdk.IAMAPI
-	SQS     sdk.SQSAPI
 }
 
 // pricingRegion is where the Pricing API answers for every region.
@@ -46,6 +44,5 @@ func ClientsFromConfig(cfg aws.Config) Clients {
 		SSM:     ssm.NewFromConfig(cfg),
 		Pricing: pricing.NewFromConfig(cfg, func(o *pricing.Options) { o.Region = pricingRegion }),
 		IAM:     iam.NewFromConfig(cfg),
-		SQS:     sqs.NewFromConfig(cfg),
 	}
 }

@@ -6,13 +6,14 @@ import (
 	"slices"
 	"testing"
 
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	stowaws "github.com/stowage-dev/stowage/controller/aws"
 	"github.com/stowage-dev/stowage/controller/aws/cache"
 	"github.com/stowage-dev/stowage/controller/aws/instance"
-	stowsqs "github.com/stowage-dev/stowage/controller/aws/sqs"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/internal/awsemu"
 )
@@ -130,26 +131,29 @@ func TestSpotInterruptionMarksOffering(t *testing.T) {
 	}
 }
 
+// receiveInterruption reads, through the real SQS client, the interruption
+// warning the emulator delivered to its queue.
 func receiveInterruption(t *testing.T, e *env) string {
 	t.Helper()
-	q, err := stowsqs.NewProvider(ctx(t), e.clients.SQS, "interruptions", 0)
+	c := sqs.NewFromConfig(sdkConfig(e.srv.URL, 3))
+	q, err := c.GetQueueUrl(ctx(t), &sqs.GetQueueUrlInput{QueueName: awssdk.String("interruptions")})
 	if err != nil {
 		t.Fatalf("opening the queue: %v", err)
 	}
-	msgs, err := q.Receive(ctx(t))
+	out, err := c.ReceiveMessage(ctx(t), &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, MaxNumberOfMessages: 10})
 	if err != nil {
 		t.Fatalf("receiving: %v", err)
 	}
-	for _, m := range msgs {
+	for _, m := range out.Messages {
 		var ev struct {
 			DetailType string            `json:"detail-type"`
 			Detail     map[string]string `json:"detail"`
 		}
-		if json.Unmarshal([]byte(m.Body), &ev) == nil && ev.DetailType == "EC2 Spot Instance Interruption Warning" {
+		if json.Unmarshal([]byte(awssdk.ToString(m.Body)), &ev) == nil && ev.DetailType == "EC2 Spot Instance Interruption Warning" {
 			return ev.Detail["instance-id"]
 		}
 	}
-	t.Fatalf("no spot interruption warning among %d messages", len(msgs))
+	t.Fatalf("no spot interruption warning among %d messages", len(out.Messages))
 	return ""
 }
 

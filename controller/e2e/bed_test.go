@@ -78,8 +78,8 @@ type bed struct {
 	t, root testing.TB
 }
 
-// startBed starts the bed for t (skipped when the components are not built:
-// make tools) and stops it when t ends, first logging the components' and
+// startBed starts the bed for t (failing it when the components are not
+// built: make tools) and stops it when t ends, first logging the components' and
 // the replicas' log tails if t failed.
 func startBed(t testing.TB, o testbed.Options) *bed {
 	t.Helper()

@@ -233,32 +233,6 @@ func (b *bed) launchedButUnrecorded() ([]string, error) {
 	return out, nil
 }
 
-func failsOver(t *testing.T, b *bed, leader *replica) *replica {
-	standby := b.startReplica("replica-d", replicaOptions{releaseOnCancel: true})
-	b.eventually(30*time.Second, func() error {
-		if !standby.op.Cluster.Synced(context.Background()) {
-			return fmt.Errorf("the standby's cluster state has not synced")
-		}
-		return nil
-	})
-	if standby.elected() || !leader.elected() {
-		t.Fatalf("standby elected %v, leader elected %v: want only the leader", standby.elected(), leader.elected())
-	}
-	b.create(deployment(ns, "api", 3, "2"))
-	stopped := time.Now()
-	if err := leader.stop(); err != nil { // dies mid-provisioning, holding the lease
-		t.Fatal(err)
-	}
-	b.waitElected(standby, 30*time.Second)
-	t.Logf("standby elected %.1fs after the leader died", time.Since(stopped).Seconds())
-	b.eventually(settle, b.running(ns, "api", 3))
-	b.eventually(settle, func() error { return b.claimsReady() })
-	if err := b.oneInstancePerClaim(); err != nil {
-		t.Error(err)
-	}
-	return standby
-}
-
 func terminatesEverything(t *testing.T, b *bed) {
 	b.deleteEverything(t, ns, "web", "batch", "api")
 }
@@ -266,7 +240,7 @@ func terminatesEverything(t *testing.T, b *bed) {
 // deleteEverything deletes the Deployments apps of namespace and every
 // NodeClaim, and waits until no claim, Node or pod of namespace is left and
 // every instance has terminated.
-func (b *bed) deleteEverything(t *testing.T, namespace string, apps ...string) {
+func (b *bed) deleteEverything(t testing.TB, namespace string, apps ...string) {
 	ctx := context.Background()
 	for _, app := range apps {
 		if err := b.Admin.Delete(ctx, deployment(namespace, app, 0, "1"), client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {

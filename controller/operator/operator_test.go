@@ -8,9 +8,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/stowage-dev/stowage/controller/operator"
@@ -88,15 +85,13 @@ func waitElected(t *testing.T, r *replica, deadline time.Duration) {
 	}
 }
 
-func lease(t *testing.T, c client.Client, name string) *coordinationv1.Lease {
-	t.Helper()
-	var l coordinationv1.Lease
-	if err := c.Get(t.Context(), types.NamespacedName{Namespace: "default", Name: name}, &l); err != nil {
-		t.Fatal(err)
-	}
-	return &l
-}
-
+// TestLeaderElectionFailover stops the leader with a standby waiting, once
+// releasing the lease and once leaving it to expire (a crash), and checks
+// what must hold whatever the machine's load: one leader at a time (the
+// standby does not lead while the leader runs, and takes the lease only once
+// it is released or its term has run out, as the Lease's own timestamps
+// record), and the standby takes over. How long the handover takes is a
+// figure, not a pass mark: `make bench` reports it (BENCH e2e=failover).
 func TestLeaderElectionFailover(t *testing.T) {
 	cp := testenv.Start(t, testenv.Options{})
 	for _, tc := range []struct {
@@ -106,30 +101,58 @@ func TestLeaderElectionFailover(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := fastLease(t)
 			o.LeaderElectionName = "stowage-" + map[bool]string{true: "graceful", false: "crash"}[tc.releaseOnCancel]
+			history, err := testenv.WatchLease(t.Context(), cp.Config, o.LeaderElectionNamespace, o.LeaderElectionName)
+			if err != nil {
+				t.Fatal(err)
+			}
 			a := startReplica(t, cp, o, tc.releaseOnCancel)
 			waitElected(t, a, 30*time.Second)
+			leader := waitHolder(t, history, "", 10*time.Second)
 			b := startReplica(t, cp, o, tc.releaseOnCancel)
-			c := a.mgr.GetClient()
-			first := lease(t, c, o.LeaderElectionName)
-			if elected(b) {
-				t.Fatal("two replicas lead at once")
+			waitSynced(t, b) // the standby is up and trying for the lease
+			if elected(b) || history.Holder() != leader {
+				t.Fatal("the standby leads while the leader runs")
 			}
 			if err := a.stop(); err != nil {
 				t.Fatalf("leader stopped with %v", err)
 			}
 			waitElected(t, b, 30*time.Second)
-			second := lease(t, b.mgr.GetClient(), o.LeaderElectionName)
-			if *second.Spec.HolderIdentity == *first.Spec.HolderIdentity {
-				t.Errorf("lease still held by %s after failover", *first.Spec.HolderIdentity)
+			standby := waitHolder(t, history, leader, 10*time.Second)
+			handovers := history.Handovers()
+			if len(handovers) != 1 || handovers[0].From != leader || handovers[0].To != standby || handovers[0].Released != tc.releaseOnCancel {
+				t.Fatalf("handovers %+v, want one from the leader to the standby, released %v", handovers, tc.releaseOnCancel)
 			}
-			// The standby takes over within lease duration + retry period of the
-			// leader's last renewal, as the Lease's own timestamps record it.
-			gap := second.Spec.AcquireTime.Sub(first.Spec.RenewTime.Time)
-			bound := o.LeaseDuration + o.RetryPeriod + time.Second
-			if gap > bound {
-				t.Errorf("failover took %s after the last renewal, want at most %s", gap, bound)
+			if err := history.Exclusive(); err != nil {
+				t.Error(err)
 			}
-			t.Logf("failover: %s after the leader's last renewal (lease %s)", gap, o.LeaseDuration)
+			t.Logf("handover %+v (lease %s, retry %s)", handovers[0], o.LeaseDuration, o.RetryPeriod)
 		})
+	}
+}
+
+// waitHolder waits until the Lease has a holder other than previous, and returns it.
+func waitHolder(t *testing.T, h *testenv.LeaseHistory, previous string, deadline time.Duration) string {
+	t.Helper()
+	for end := time.Now().Add(deadline); ; {
+		if holder := h.Holder(); holder != "" && holder != previous {
+			return holder
+		}
+		if time.Now().After(end) {
+			t.Fatalf("no new holder of the lease (after %q) within %s", previous, deadline)
+		}
+		select {
+		case <-t.Context().Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// waitSynced waits until r's caches have synced: it runs.
+func waitSynced(t *testing.T, r *replica) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if !r.mgr.GetCache().WaitForCacheSync(ctx) {
+		t.Fatal("the standby's caches did not sync within 30 s")
 	}
 }

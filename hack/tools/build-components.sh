@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # build-components.sh builds the real components of Stowage's test beds from the
-# Go module proxy into ${STOWAGE_CACHE:-$HOME/.cache/stowage}/bin, once.
+# Go module proxy into ${STOWAGE_CACHE:-$HOME/.cache/stowage}/bin, once, and
+# installs fauxqs (an SQS emulator) from the npm registry into .../fauxqs.
 #
 #   build-components.sh                      build every component that is missing
 #   build-components.sh etcd kube-apiserver  build only these
 #
-# Nothing is downloaded but Go modules. Each binary is built under a temporary
+# Nothing is downloaded but Go modules and fauxqs's npm packages (at the
+# versions internal/awsemu/fauxqs/package-lock.json pins). Each binary is built under a temporary
 # name and moved into place, so an interrupted run leaves no half-written file.
 # A stamp file per component records its version: bumping a version below
 # rebuilds that component on the next run.
@@ -19,10 +21,12 @@ readonly ETCD_VERSION=v3.6.16
 readonly KWOK_VERSION=v0.8.0
 readonly TERRAFORM_VERSION=v1.5.7
 readonly RIE_VERSION=v0.0.0-20261030222936-bef5c4ba774d
+readonly FAUXQS_VERSION=1.9.2 # also in internal/awsemu/fauxqs/package.json; 2.x needs Node 22.5
 
-readonly ALL_COMPONENTS=(etcd kube-apiserver kube-scheduler kube-controller-manager kwok kubectl terraform aws-lambda-rie)
+readonly ALL_COMPONENTS=(etcd kube-apiserver kube-scheduler kube-controller-manager kwok kubectl terraform aws-lambda-rie fauxqs)
 
 CACHE="${STOWAGE_CACHE:-$HOME/.cache/stowage}"
+FAUXQS_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../internal/awsemu/fauxqs" && pwd)"
 BIN="$CACHE/bin"
 SRC="$CACHE/src"
 K8S_DIR="$SRC/kubernetes-$K8S_VERSION"
@@ -36,9 +40,9 @@ export GOWORK=off GOFLAGS=-buildvcs=false CGO_ENABLED=0
 # earlier run that was interrupted; only called while holding the lock).
 cleanup() {
   if [[ "${1:-}" == all ]]; then
-    rm -rf -- "${BIN:?}"/.tmp.* "${SRC:?}"/.tmp.* "${CACHE:?}"/kwok/.tmp.*
+    rm -rf -- "${BIN:?}"/.tmp.* "${SRC:?}"/.tmp.* "${CACHE:?}"/kwok/.tmp.* "${CACHE:?}"/.tmp.*
   else
-    rm -rf -- "${BIN:?}"/.tmp.*."$$" "${SRC:?}"/.tmp.*."$$" "${CACHE:?}"/kwok/.tmp.*."$$"
+    rm -rf -- "${BIN:?}"/.tmp.*."$$" "${SRC:?}"/.tmp.*."$$" "${CACHE:?}"/kwok/.tmp.*."$$" "${CACHE:?}"/.tmp.*."$$"
   fi
 }
 trap cleanup EXIT
@@ -158,6 +162,25 @@ build_kwok() {
   kwok_stages
 }
 
+# ---- fauxqs: npm packages, run by node (internal/awsemu/fauxqs/server.mjs) ----
+
+# build_fauxqs installs the packages package-lock.json pins into
+# CACHE/fauxqs/node_modules, without running any package's install scripts.
+build_fauxqs() {
+  local tmp
+  command -v node >/dev/null && command -v npm >/dev/null ||
+    die "fauxqs needs Node.js 20 and npm on PATH (the README lists what a machine needs)"
+  tmp="$(tmp_path "$CACHE" fauxqs)"
+  mkdir -p "$tmp"
+  cp "$FAUXQS_SRC/package.json" "$FAUXQS_SRC/package-lock.json" "$tmp/"
+  (cd "$tmp" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null) ||
+    die "installing fauxqs with npm ci"
+  [[ "$(node -p 'require(process.argv[1]).version' "$tmp/node_modules/fauxqs/package.json")" == "$FAUXQS_VERSION" ]] ||
+    die "package-lock.json does not pin fauxqs $FAUXQS_VERSION"
+  rm -rf -- "${CACHE:?}/fauxqs"
+  mv "$tmp" "$CACHE/fauxqs"
+}
+
 # ---- dispatch ----
 
 # version_of prints the pinned version of component NAME.
@@ -168,13 +191,18 @@ version_of() {
     kwok) printf '%s' "$KWOK_VERSION" ;;
     terraform) printf '%s' "$TERRAFORM_VERSION" ;;
     aws-lambda-rie) printf '%s' "$RIE_VERSION" ;;
+    fauxqs) printf '%s lock %s' "$FAUXQS_VERSION" "$(sha256sum "$FAUXQS_SRC/package-lock.json" | cut -c1-16)" ;;
   esac
 }
 
 # present reports whether NAME is built at its pinned version (as its stamp
 # file says; kwok also needs its stages), so bumping a version rebuilds.
 present() {
-  [[ -x "$BIN/$1" ]] || return 1
+  if [[ "$1" == fauxqs ]]; then
+    [[ -f "$CACHE/fauxqs/node_modules/fauxqs/package.json" ]] || return 1
+  else
+    [[ -x "$BIN/$1" ]] || return 1
+  fi
   [[ "$(cat "$CACHE/stamps/$1" 2>/dev/null)" == "$(version_of "$1")" ]] || return 1
   [[ "$1" != kwok || -s "$CACHE/kwok/stages.yaml" ]]
 }
@@ -189,9 +217,13 @@ build_one() {
     kwok) build_kwok ;;
     terraform) go_install terraform "github.com/hashicorp/terraform@$TERRAFORM_VERSION" ;;
     aws-lambda-rie) go_install aws-lambda-rie "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$RIE_VERSION" ;;
+    fauxqs) build_fauxqs ;;
     *) die "unknown component $1 (known: ${ALL_COMPONENTS[*]})" ;;
   esac
 }
+
+# where prints where NAME is installed.
+where() { if [[ "$1" == fauxqs ]]; then printf '%s' "$CACHE/fauxqs"; else printf '%s' "$BIN/$1"; fi; }
 
 # elapsed prints the seconds since START (an EPOCHREALTIME value).
 elapsed() { awk -v s="$1" -v e="$EPOCHREALTIME" 'BEGIN {printf "%.1f", e - s}'; }
@@ -215,7 +247,7 @@ main() {
     fi
     build_one "$name"
     stamp "$name"
-    printf '%-24s built  %6ss  %s\n' "$name" "$(elapsed "$start")" "$BIN/$name"
+    printf '%-24s built  %6ss  %s\n' "$name" "$(elapsed "$start")" "$(where "$name")"
   done
 }
 

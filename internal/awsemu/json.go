@@ -32,6 +32,9 @@ func writeJSON(w http.ResponseWriter, service string, v any) {
 func writeJSONError(w http.ResponseWriter, service string, status int, code, msg string) {
 	w.Header().Set("Content-Type", jsonContentType(service))
 	w.Header().Set("X-Amzn-ErrorType", code)
+	if service == "sqs" {
+		w.Header().Set("X-Amzn-Query-Error", sqsQueryError(code, status))
+	}
 	w.WriteHeader(status)
 	out, _ := json.Marshal(map[string]string{"__type": jsonNamespaces[service] + "#" + code, "message": msg}) //nolint:errchkjson // strings
 	_, _ = w.Write(out)

@@ -11,6 +11,10 @@ type Call struct {
 	// ClientToken is the request's idempotency token (EC2's ClientToken), empty
 	// when it has none; CreateFleet's ties the call to the instances it launches.
 	ClientToken string
+	// InstanceTags are the tags the request asks its instances to carry
+	// (TagSpecification of resource type instance), nil when it has none:
+	// Stowage's name the NodeClaim a CreateFleet launches for.
+	InstanceTags map[string]string
 }
 
 // OnCall registers observe to hear of every request the HTTP server receives,
@@ -31,8 +35,18 @@ func (e *Emulator) notifyCall(req request, received time.Time) {
 	if len(observers) == 0 {
 		return
 	}
-	c := Call{Action: req.action, Received: received, ClientToken: req.form.str("ClientToken")}
+	c := Call{Action: req.action, Received: received, ClientToken: req.form.str("ClientToken"), InstanceTags: instanceTags(req.form)}
 	for _, observe := range observers {
 		observe(c)
 	}
+}
+
+// instanceTags reads the instance tags of a query request's TagSpecification.
+func instanceTags(p params) map[string]string {
+	for _, m := range p.members("TagSpecification") {
+		if p.str(m+".ResourceType") == "instance" {
+			return p.tags(m + ".Tag")
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package awsemu_test
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -35,17 +36,20 @@ func TestOnCallHearsEveryRequestWithItsTokenAndTime(t *testing.T) {
 	// Refused by the fault, and heard all the same.
 	_, _ = c.CreateFleet(ctx, &ec2.CreateFleetInput{
 		ClientToken: awssdk.String("claim-a-token"), Type: ec2types.FleetTypeInstant,
+		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance,
+			Tags: []ec2types.Tag{{Key: awssdk.String("stowage.dev/nodeclaim"), Value: awssdk.String("claim-a")}}}},
 		LaunchTemplateConfigs:       []ec2types.FleetLaunchTemplateConfigRequest{{}},
 		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{TotalTargetCapacity: awssdk.Int32(1)},
 	})
 	mu.Lock()
 	defer mu.Unlock()
-	want := []awsemu.Call{{Action: "DescribeAvailabilityZones", Received: at}, {Action: "CreateFleet", Received: at, ClientToken: "claim-a-token"}}
+	want := []awsemu.Call{{Action: "DescribeAvailabilityZones", Received: at},
+		{Action: "CreateFleet", Received: at, ClientToken: "claim-a-token", InstanceTags: map[string]string{"stowage.dev/nodeclaim": "claim-a"}}}
 	if len(calls) < len(want) {
 		t.Fatalf("observed %v, want at least %v", calls, want)
 	}
 	for i, w := range want {
-		if g := calls[i]; g.Action != w.Action || !g.Received.Equal(w.Received) || g.ClientToken != w.ClientToken {
+		if g := calls[i]; g.Action != w.Action || !g.Received.Equal(w.Received) || g.ClientToken != w.ClientToken || !maps.Equal(g.InstanceTags, w.InstanceTags) {
 			t.Errorf("call %d = %+v, want %+v", i, g, w)
 		}
 	}

@@ -35,6 +35,27 @@ type message struct {
 	receives  int
 }
 
+// sqsQueryCodes are the legacy (query protocol) codes SQS still sends in
+// its x-amzn-query-error header, from the SQS model's awsQueryError traits,
+// where they differ from the JSON error's name. The SDK reports them as the
+// error's code.
+var sqsQueryCodes = map[string]string{
+	"QueueDoesNotExist": "AWS.SimpleQueueService.NonExistentQueue",
+	"QueueNameExists":   "QueueAlreadyExists",
+}
+
+// sqsQueryError is the x-amzn-query-error header for an SQS error: the
+// legacy code, then who is at fault.
+func sqsQueryError(code string, status int) string {
+	if legacy, ok := sqsQueryCodes[code]; ok {
+		code = legacy
+	}
+	if status >= 500 {
+		return code + ";Receiver"
+	}
+	return code + ";Sender"
+}
+
 func md5Hex(s string) string {
 	sum := md5.Sum([]byte(s)) //nolint:gosec // protocol-defined digest
 	return hex.EncodeToString(sum[:])

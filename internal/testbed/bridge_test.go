@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/aws/amifamily"
-	"github.com/stowage-dev/stowage/controller/catalogue"
 	"github.com/stowage-dev/stowage/internal/awsemu"
 	"github.com/stowage-dev/stowage/internal/testbed"
 	"github.com/stowage-dev/stowage/internal/testenv"
@@ -80,16 +80,30 @@ func TestNodeForIsWhatTheKubeletRegisters(t *testing.T) {
 	if len(node.Spec.Taints) != 1 || !node.Spec.Taints[0].MatchTaint(&v1alpha1.UnregisteredNoExecuteTaint) {
 		t.Errorf("taints = %v, want the unregistered taint", node.Spec.Taints)
 	}
-	// The built-in catalogue's m6i.large, through the same formulas the AWS
-	// layer plans with: 29 pods, 1930m CPU allocatable.
-	infos := catalogue.Builtin()
-	i := slices.IndexFunc(infos, func(info catalogue.Info) bool { return info.Name == "m6i.large" })
-	it := catalogue.NewInstanceType(infos[i], catalogue.DefaultOptions(), nil)
-	want := it.Allocatable().List()
-	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods} {
-		got := node.Status.Allocatable[r]
-		if w := want[r]; got.Cmp(w) != 0 {
-			t.Errorf("allocatable %s = %s, want %s", r, got.String(), w.String())
+	// m6i.large (EC2: 2 vCPU, 8192 MiB, 3 ENIs of 10 IPv4 addresses), worked
+	// by hand through EKS's formulas (docs/capacity.md):
+	//   pods     3 × (10 − 1) + 2 = 29
+	//   cpu      2000m − (60m + 10m kube-reserved) = 1930m
+	//   memory   8192 − ⌈7.5 % × 8192 = 614.4⌉ = 7577Mi capacity;
+	//            7577 − (11 × 29 + 255 = 574 kube-reserved) − 100 eviction = 6903Mi
+	//   storage  20Gi root volume − 1Gi kube-reserved − 10 % × 20Gi eviction = 17Gi
+	expectResources(t, "capacity", node.Status.Capacity, map[corev1.ResourceName]string{
+		corev1.ResourceCPU: "2", corev1.ResourceMemory: "7577Mi", corev1.ResourcePods: "29", corev1.ResourceEphemeralStorage: "20Gi"})
+	expectResources(t, "allocatable", node.Status.Allocatable, map[corev1.ResourceName]string{
+		corev1.ResourceCPU: "1930m", corev1.ResourceMemory: "6903Mi", corev1.ResourcePods: "29", corev1.ResourceEphemeralStorage: "17Gi"})
+}
+
+// expectResources checks each wanted quantity of list, and that list holds no other.
+func expectResources(t *testing.T, name string, list corev1.ResourceList, want map[corev1.ResourceName]string) {
+	t.Helper()
+	for r, w := range want {
+		if got := list[r]; got.Cmp(resource.MustParse(w)) != 0 {
+			t.Errorf("%s %s = %s, want %s", name, r, got.String(), w)
+		}
+	}
+	for r := range list {
+		if _, ok := want[r]; !ok {
+			t.Errorf("%s has %s, which is not expected", name, r)
 		}
 	}
 }
@@ -107,9 +121,17 @@ func TestNodeForRegistersTheGPUs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, list := range map[string]corev1.ResourceList{"capacity": node.Status.Capacity, "allocatable": node.Status.Allocatable} {
-		if got := list["nvidia.com/gpu"]; got.Value() != 4 {
-			t.Errorf("%s nvidia.com/gpu = %s, want 4", name, got.String())
-		}
-	}
+	// g6.12xlarge (EC2: 48 vCPU, 196608 MiB, 4 NVIDIA L4, 8 ENIs of 30 IPv4
+	// addresses), worked by hand through EKS's formulas (docs/capacity.md):
+	//   pods     8 × (30 − 1) + 2 = 234
+	//   cpu      48000m − (60m + 10m + 2 × 5m + 44 × 2.5m = 190m kube-reserved) = 47810m
+	//   memory   196608 − ⌈7.5 % × 196608 = 14745.6⌉ = 181862Mi capacity;
+	//            181862 − (11 × 234 + 255 = 2829 kube-reserved) − 100 eviction = 178933Mi
+	//   storage  20Gi − 1Gi − 2Gi = 17Gi, as for any type on the default root volume
+	expectResources(t, "capacity", node.Status.Capacity, map[corev1.ResourceName]string{
+		corev1.ResourceCPU: "48", corev1.ResourceMemory: "181862Mi", corev1.ResourcePods: "234",
+		corev1.ResourceEphemeralStorage: "20Gi", "nvidia.com/gpu": "4"})
+	expectResources(t, "allocatable", node.Status.Allocatable, map[corev1.ResourceName]string{
+		corev1.ResourceCPU: "47810m", corev1.ResourceMemory: "178933Mi", corev1.ResourcePods: "234",
+		corev1.ResourceEphemeralStorage: "17Gi", "nvidia.com/gpu": "4"})
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -18,6 +19,9 @@ const (
 	Kwok                  = "kwok"
 	Terraform             = "terraform"
 	LambdaRIE             = "aws-lambda-rie"
+	// Fauxqs is an npm package (an SQS emulator) that make tools installs
+	// into the cache's fauxqs folder; node runs it.
+	Fauxqs = "fauxqs"
 )
 
 // ToolsTarget is the make target that builds the components.
@@ -96,6 +100,23 @@ func KwokStages() (string, error) {
 		return "", &MissingAssetError{Name: "stages.yaml", Dir: dir}
 	}
 	return path, nil
+}
+
+// FauxqsModules returns the node_modules folder that make tools installed
+// fauxqs into, after checking that node, which runs it, is on PATH.
+func FauxqsModules() (string, error) {
+	if _, err := exec.LookPath("node"); err != nil {
+		return "", fmt.Errorf("node not found on PATH (%w): fauxqs needs Node.js 20 and npm, as the README says; install them, then run `%s`", err, ToolsTarget)
+	}
+	cache, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, Fauxqs)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", Fauxqs, "package.json")); err != nil {
+		return "", &MissingAssetError{Name: Fauxqs, Dir: dir}
+	}
+	return filepath.Join(dir, "node_modules"), nil
 }
 
 func checkExecutable(path string) error {

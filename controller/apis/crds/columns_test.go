@@ -178,10 +178,7 @@ func (s *server) table(t *testing.T, obj *unstructured.Unstructured) *metav1.Tab
 // testKubectl checks the headers `kubectl get` prints and that the short names and
 // the stowage category resolve.
 func (s *server) testKubectl(t *testing.T) {
-	dir, err := testenv.Assets(testenv.Kubectl)
-	if err != nil {
-		t.Skip(err)
-	}
+	dir := testenv.RequireAssets(t, testenv.Kubectl)
 	headers := map[string]string{
 		"nodeclaims":  "NAME TYPE CAPACITY ZONE NODE READY AGE",
 		"nodepools":   "NAME NODECLASS NODES READY WEIGHT AGE",

@@ -29,7 +29,7 @@ type server struct {
 }
 
 // startServer starts etcd and kube-apiserver, installs the CRDs and waits until
-// every one is Established. It skips t when the components are not built.
+// every one is Established. It fails t when the components are not built.
 func startServer(t *testing.T) *server {
 	t.Helper()
 	cp := testenv.Start(t, testenv.Options{})

@@ -132,9 +132,11 @@ func (c *Controller) Register(mgr manager.Manager) error {
 	return builder.ControllerManagedBy(mgr).
 		Named(Name).
 		// Status-only updates are this controller's own writes; reacting to them
-		// would retry a failed launch at once instead of after its backoff.
+		// would retry a failed launch at once instead of after its backoff. The
+		// one that records the provider id is the exception (see register).
 		For(&v1alpha1.NodeClaim{}, builder.WithPredicates(predicate.Or[client.Object](
-			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{},
+			providerIDChanged()))).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.claimForNode)).
 		WatchesRawSource(c.alarms).
 		WithOptions(controller.Options{MaxConcurrentReconciles: c.opts.Workers}).

@@ -191,6 +191,7 @@ func TestLaunchTimeoutDeletesTheClaim(t *testing.T) {
 	waitForAlarm(e)
 
 	e.Clock.Step(lifecycle.DefaultLaunchTimeout - time.Minute)
+	settleAfterStep(e)
 	if err := deleting(e, claim)(); err == nil {
 		t.Fatal("claim deleted a minute before its launch timeout")
 	}

@@ -12,6 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	stowevents "github.com/stowage-dev/stowage/controller/events"
@@ -21,15 +23,13 @@ import (
 // ReasonNodeNotFound says no Node has (yet) registered with the claim's provider id.
 const ReasonNodeNotFound = "NodeNotFound"
 
-// registrationPoll is how often an unregistered claim looks for its Node
-// again. A Node's creation usually triggers the look, but one created while
-// the claim's provider id was still being written maps to no claim.
-const registrationPoll = 10 * time.Second
-
 // register pairs a Launched claim with the Node whose provider id matches,
 // makes that Node Stowage's (labels, taints, finalizer, owner), and records
-// the Node's name. Until the Node appears the claim waits, and liveness
-// bounds the wait.
+// the Node's name. Until the Node appears the claim waits, without polling:
+// the Node's events wake the claim its provider id names, and the claim's
+// own update that records its provider id wakes it too (providerIDChanged),
+// so that a Node whose event came while the id was still being written, and
+// so named no claim, is found then. Liveness bounds the wait.
 func (c *Controller) register(ctx context.Context, claim *v1alpha1.NodeClaim) (outcome, error) {
 	if !nodeclaim.IsTrue(claim, v1alpha1.ConditionLaunched) || nodeclaim.IsTrue(claim, v1alpha1.ConditionRegistered) {
 		return outcome{}, nil
@@ -39,7 +39,7 @@ func (c *Controller) register(ctx context.Context, claim *v1alpha1.NodeClaim) (o
 		return outcome{}, err
 	}
 	if node == nil {
-		return outcome{requeueAfter: registrationPoll}, c.patchStatus(ctx, claim, func(now time.Time) {
+		return outcome{}, c.patchStatus(ctx, claim, func(now time.Time) {
 			nodeclaim.SetCondition(claim, v1alpha1.ConditionRegistered, metav1.ConditionUnknown, ReasonNodeNotFound,
 				"no node has registered with provider id "+claim.Status.ProviderID, now)
 		})
@@ -152,4 +152,20 @@ func addOwner(node *corev1.Node, claim *v1alpha1.NodeClaim) {
 		UID:                claim.UID,
 		BlockOwnerDeletion: ptr.To(true),
 	})
+}
+
+// providerIDChanged passes a NodeClaim update that sets or changes the
+// claim's provider id, and nothing else: of the claim's status writes, the
+// one that records the launch is the one registration must react to.
+func providerIDChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			before, ok1 := e.ObjectOld.(*v1alpha1.NodeClaim)
+			after, ok2 := e.ObjectNew.(*v1alpha1.NodeClaim)
+			return ok1 && ok2 && before.Status.ProviderID != after.Status.ProviderID
+		},
+	}
 }

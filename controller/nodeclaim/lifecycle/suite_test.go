@@ -72,6 +72,26 @@ func deleting(e *nodeclaimtest.Env, claim *v1alpha1.NodeClaim) func() error {
 	}
 }
 
+// settleAfterStep waits until the controller has acted on a clock step that
+// set no deadline off: the alarm is still set (one that fired leaves the
+// clock's waiters within Step, however slow the reconcile it starts) and two
+// more launch attempts have been made, so that the second one's reconcile,
+// liveness check included, began after the step. Only then does a claim not
+// being deleted show that the controller chose not to.
+func settleAfterStep(e *nodeclaimtest.Env) {
+	e.T.Helper()
+	if !e.Clock.HasWaiters() {
+		e.T.Fatal("the step fired the controller's alarm")
+	}
+	base := e.Cloud.Creates()
+	e.Eventually(settle, func() error {
+		if n := e.Cloud.Creates() - base; n < 2 {
+			return fmt.Errorf("%d launch attempts since the step, want 2", n)
+		}
+		return nil
+	})
+}
+
 // waitForAlarm waits until the controller has set a timer on the fake clock.
 func waitForAlarm(e *nodeclaimtest.Env) {
 	e.T.Helper()

@@ -58,8 +58,17 @@ type svgPath struct {
 
 // axis is the mapping from samples and values to plot coordinates.
 type axis struct {
-	n    int
-	yMax float64
+	n int
+	// yStep is the round step between y ticks; yMax, the top of the axis, a whole number of them.
+	yStep, yMax float64
+}
+
+// newAxis fits n samples whose largest value is peak onto an axis of up to
+// maxYIntervals round steps.
+func newAxis(n int, peak float64, va valueAxis) axis {
+	step := roundStep(peak/maxYIntervals, va.minStep)
+	intervals := max(1, math.Ceil(peak/step-1e-9))
+	return axis{n: n, yStep: step, yMax: intervals * step}
 }
 
 func (a axis) x(i int) float64 {
@@ -71,10 +80,10 @@ func (a axis) y(v float64) float64 {
 }
 
 // lineChart draws each series as a line.
-func lineChart(title string, ss []series, start time.Time, step time.Duration, yLabel func(float64) string) svgChart {
+func lineChart(title string, ss []series, start time.Time, step time.Duration, va valueAxis) svgChart {
 	ss, step = downsample(ss, step)
-	ax := axis{n: seriesLen(ss), yMax: niceCeil(peak(ss, false))}
-	c := newChart(title, "line", ax, start, step, yLabel)
+	ax := newAxis(seriesLen(ss), peak(ss, false), va)
+	c := newChart(title, "line", ax, start, step, va.label)
 	for i, s := range ss {
 		var d strings.Builder
 		for j, v := range s.Values {
@@ -87,10 +96,10 @@ func lineChart(title string, ss []series, start time.Time, step time.Duration, y
 
 // stackedChart draws the series as bands stacked in order, each from the
 // sum of the ones before it to that sum plus its own values.
-func stackedChart(title string, ss []series, start time.Time, step time.Duration, yLabel func(float64) string) svgChart {
+func stackedChart(title string, ss []series, start time.Time, step time.Duration, va valueAxis) svgChart {
 	ss, step = downsample(ss, step)
-	ax := axis{n: seriesLen(ss), yMax: niceCeil(peak(ss, true))}
-	c := newChart(title, "area", ax, start, step, yLabel)
+	ax := newAxis(seriesLen(ss), peak(ss, true), va)
+	c := newChart(title, "area", ax, start, step, va.label)
 	base := make([]float64, ax.n)
 	for i, s := range ss {
 		top := make([]float64, ax.n)
@@ -113,8 +122,8 @@ func newChart(title, kind string, ax axis, start time.Time, step time.Duration, 
 	c := svgChart{Title: title, Kind: kind, Width: chartWidth, Height: chartHeight, Empty: ax.n == 0,
 		PlotX: coord(marginLeft), PlotY: coord(marginTop), PlotW: coord(plotWidth), PlotH: coord(plotHeight),
 		PlotRight: coord(marginLeft + plotWidth)}
-	for k := range 5 {
-		v := ax.yMax * float64(k) / 4
+	for k := 0.0; k*ax.yStep <= ax.yMax+ax.yStep/2; k++ {
+		v := k * ax.yStep
 		c.YTicks = append(c.YTicks, svgTick{X: coord(marginLeft - 6), Y: coord(ax.y(v)), Label: yLabel(v)})
 	}
 	c.XTicks = timeTicks(ax, start, step)
@@ -204,24 +213,26 @@ func valueAt(vs []float64, i int) float64 {
 	return 0
 }
 
-// niceCeil rounds v up to 1, 2, 2.5 or 5 times a power of ten (1 for v <= 0).
-func niceCeil(v float64) float64 {
-	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 1
+// maxYIntervals is how many steps a y axis has at most.
+const maxYIntervals = 4
+
+// roundSteps are the mantissas of round tick steps: each times a power of ten.
+var roundSteps = []float64{1, 2, 2.5, 5}
+
+// roundStep rounds v up to a round step (1, 2, 2.5 or 5 × 10^n) that is a
+// whole multiple of minStep: no 2.5 between whole counts, no half cents.
+func roundStep(v, minStep float64) float64 {
+	if v <= minStep || math.IsNaN(v) || math.IsInf(v, 0) {
+		return minStep
 	}
-	exp := 1.0
-	for exp*10 <= v {
-		exp *= 10
-	}
-	for exp > v {
-		exp /= 10
-	}
-	for _, m := range []float64{1, 2, 2.5, 5, 10} {
-		if m*exp >= v {
-			return m * exp
+	for exp := math.Pow(10, math.Floor(math.Log10(v))); ; exp *= 10 {
+		for _, m := range roundSteps {
+			step := m * exp
+			if whole := step / minStep; step >= v*(1-1e-9) && math.Abs(whole-math.Round(whole)) < 1e-9 {
+				return step
+			}
 		}
 	}
-	return 10 * exp
 }
 
 func moveOrLine(i int) string {
@@ -253,3 +264,17 @@ func countLabel(v float64) string {
 
 // moneyLabel labels a dollars-an-hour axis.
 func moneyLabel(v float64) string { return formatMoney(v) }
+
+// valueAxis is what a chart's y axis shows: how its values are labelled, and
+// the smallest step its labels tell apart, of which every step is a multiple.
+type valueAxis struct {
+	label   func(float64) string
+	minStep float64
+}
+
+var (
+	// countAxis counts pods or nodes.
+	countAxis = valueAxis{label: countLabel, minStep: 1}
+	// moneyAxis is dollars an hour, to the cent.
+	moneyAxis = valueAxis{label: moneyLabel, minStep: 0.01}
+)

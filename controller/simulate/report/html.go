@@ -61,8 +61,8 @@ func compareCharts(r *Report) []svgChart {
 		cost = append(cost, series{Name: s.Name, Values: s.Series.CostPerHour})
 	}
 	return []svgChart{
-		lineChart("Pending pods", pending, r.Start, r.Step, countLabel),
-		lineChart("Cost per hour", cost, r.Start, r.Step, moneyLabel),
+		lineChart("Pending pods", pending, r.Start, r.Step, countAxis),
+		lineChart("Cost per hour", cost, r.Start, r.Step, moneyAxis),
 	}
 }
 
@@ -77,7 +77,7 @@ func systemSection(r *Report, s *System) section {
 		{"Nodes by zone", s.Series.NodesByZone},
 		{"Nodes by capacity type", s.Series.NodesByCapacityType},
 	} {
-		sec.Charts = append(sec.Charts, stackedChart(c.title, columns(c.cols), r.Start, r.Step, countLabel))
+		sec.Charts = append(sec.Charts, stackedChart(c.title, columns(c.cols), r.Start, r.Step, countAxis))
 	}
 	for _, f := range s.Fallbacks {
 		sec.Fallbacks = append(sec.Fallbacks, []string{formatOffset(f.At, r.Start), f.Short.String(), f.Chosen.String(), f.Reason})

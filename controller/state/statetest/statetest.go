@@ -70,7 +70,7 @@ func Scheme() *k8sruntime.Scheme {
 	return s
 }
 
-// Start returns an Env whose Cluster is fed by informers and synced. It skips
+// Start returns an Env whose Cluster is fed by informers and synced. It fails
 // t when the control plane binaries are missing (see testenv.RequireAssets).
 func Start(t *testing.T) *Env {
 	t.Helper()
