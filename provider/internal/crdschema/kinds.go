@@ -9,7 +9,7 @@ var NodePoolSpec = Spec{
 		"spec.template.spec.startupTaints.timeAdded": "set by the node lifecycle controller on a node's NoExecute taints, never by a pool",
 	},
 	Descriptions: map[string]string{
-		"spec.template.metadata.annotations":      "Annotations put on every node of the pool.",
+		"spec.template.metadata.annotations": "Annotations put on every node of the pool.",
 	},
 }
 
@@ -27,7 +27,6 @@ var NodeClassSpec = Spec{
 		"spec.securityGroupSelectorTerms.id":               "ID of one security group, sg-...; exclusive with tags and name.",
 		"spec.securityGroupSelectorTerms.name":             "Name of the security groups.",
 		"spec.blockDeviceMappings.deviceName":              "Device name of the volume, such as /dev/xvda.",
-		"spec.blockDeviceMappings.ebs":                     "The EBS volume of the mapping.",
 		"spec.blockDeviceMappings.ebs.volumeSize":          "Size of the volume, a quantity such as 100Gi.",
 		"spec.blockDeviceMappings.ebs.volumeType":          "EBS volume type.",
 		"spec.blockDeviceMappings.ebs.iops":                "Provisioned IOPS, for io1, io2 and gp3.",

@@ -120,8 +120,10 @@ func (requiredObject) ValidateObject(_ context.Context, req validator.ObjectRequ
 
 type requiredList struct{}
 
-func (requiredList) Description(context.Context) string         { return "at least one block is required" }
-func (requiredList) MarkdownDescription(context.Context) string { return "at least one block is required" }
+func (requiredList) Description(context.Context) string { return "at least one block is required" }
+func (requiredList) MarkdownDescription(context.Context) string {
+	return "at least one block is required"
+}
 func (requiredList) ValidateList(_ context.Context, req validator.ListRequest, resp *validator.ListResponse) {
 	if !req.ConfigValue.IsUnknown() && len(req.ConfigValue.Elements()) == 0 {
 		resp.Diagnostics.AddAttributeError(req.Path, "Missing "+req.Path.String()+" block",
