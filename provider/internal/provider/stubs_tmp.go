@@ -1,6 +1,0 @@
-package provider
-
-import "github.com/hashicorp/terraform-plugin-framework/datasource"
-
-func newPlanDataSource() datasource.DataSource          { return nil }
-func newInstanceTypesDataSource() datasource.DataSource { return nil }
