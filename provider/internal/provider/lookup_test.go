@@ -3,6 +3,7 @@ package provider_test
 import (
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // lookup reads a dotted path with [i] indexes from an object's JSON.
@@ -28,3 +29,9 @@ func lookup(obj map[string]any, p string) (any, bool) {
 	}
 	return cur, true
 }
+
+var (
+	stowageOnce sync.Once
+	stowagePath string
+	stowageErr  error
+)
