@@ -98,3 +98,75 @@ func tokenize(s string) []string {
 	}
 	return out
 }
+
+// WithoutScalars returns a deep copy of obj without the scalar values at the
+// given field paths: the values the API server's rules rejected, which would
+// keep the object from decoding into its Go type (a duration such as
+// "forever") and so hide the Go validation of everything else.
+// It also returns the paths it removed.
+func WithoutScalars(obj map[string]any, fieldPaths []string) (map[string]any, []string) {
+	cp, _ := deepCopy(obj).(map[string]any)
+	var removed []string
+	for _, f := range fieldPaths {
+		if deleteScalar(cp, tokenize(f)) {
+			removed = append(removed, f)
+		}
+	}
+	return cp, removed
+}
+
+func deleteScalar(cur any, tokens []string) bool {
+	for i, tok := range tokens {
+		last := i == len(tokens)-1
+		switch c := cur.(type) {
+		case map[string]any:
+			key := tok
+			if isIndex(tok) {
+				key = tok[1 : len(tok)-1]
+			}
+			if last {
+				if isScalar(c[key]) {
+					delete(c, key)
+					return true
+				}
+				return false
+			}
+			cur = c[key]
+		case []any:
+			n, err := strconv.Atoi(strings.Trim(tok, "[]"))
+			if err != nil || n >= len(c) || last {
+				return false
+			}
+			cur = c[n]
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+func isScalar(v any) bool {
+	switch v.(type) {
+	case string, bool, int64, float64, int:
+		return true
+	}
+	return false
+}
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = deepCopy(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = deepCopy(e)
+		}
+		return out
+	}
+	return v
+}

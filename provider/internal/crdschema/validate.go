@@ -96,6 +96,7 @@ func Problems(goErrs, apiErrs field.ErrorList, unknown []*field.Path) []Problem 
 // apiMessage drops the placeholder value ("object", "string") a CEL rule's
 // error carries.
 func apiMessage(e *field.Error) string {
+	e = &field.Error{Type: e.Type, Field: e.Field, BadValue: e.BadValue, Detail: strings.TrimPrefix(e.Detail, e.Field+" in body ")}
 	if e.Type == field.ErrorTypeInvalid && e.Detail != "" {
 		if s, ok := e.BadValue.(string); ok && (s == "object" || s == "string" || s == "array" || s == "integer") {
 			return e.Detail
@@ -128,4 +129,22 @@ func related(a, b string) bool {
 		a, b = b, a
 	}
 	return a == b || a == "" || strings.HasPrefix(b, a+".") || strings.HasPrefix(b, a+"[")
+}
+
+// Unrelated keeps the errors whose field is neither one of fields nor above or below one.
+func Unrelated(errs field.ErrorList, fields []string) field.ErrorList {
+	var out field.ErrorList
+	for _, e := range errs {
+		keep := true
+		for _, f := range fields {
+			if related(e.Field, f) && f != "" {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			out = append(out, e)
+		}
+	}
+	return out
 }

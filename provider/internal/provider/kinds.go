@@ -124,9 +124,23 @@ func (k *kind) problems(ctx context.Context, d *crdschema.Decoded) []crdschema.P
 	for _, msg := range validation.IsDNS1123Subdomain(name) {
 		goErrs = append(goErrs, field.Invalid(field.NewPath("metadata", "name"), name, msg))
 	}
-	typedErrs, decodeErr := k.goValidate(obj)
-	goErrs = append(goErrs, typedErrs...)
+	// Both validations see the object as the API server would store it, defaults filled.
+	obj = runtime.DeepCopyJSON(obj)
+	admission.Default(obj)
 	apiErrs := admission.Validate(ctx, runtime.DeepCopyJSON(obj))
+	rejected := make([]string, 0, len(apiErrs))
+	for _, e := range apiErrs {
+		rejected = append(rejected, e.Field)
+	}
+	typedErrs, decodeErr := k.goValidate(obj)
+	if decodeErr != nil {
+		// A value the API server rejects (a duration such as "forever") keeps the object from
+		// decoding: validate the rest, and leave the rejected fields to the API server's errors.
+		rest, removed := crdschema.WithoutScalars(obj, rejected)
+		typedErrs, decodeErr = k.goValidate(rest)
+		typedErrs = crdschema.Unrelated(typedErrs, removed)
+	}
+	goErrs = append(goErrs, typedErrs...)
 	out := crdschema.Problems(goErrs, apiErrs, d.Unknown)
 	if decodeErr != nil && len(apiErrs) == 0 && len(d.Unknown) == 0 {
 		out = append(out, crdschema.Problem{Message: fmt.Sprintf("reading the %s: %v", k.kind, decodeErr)})
