@@ -134,10 +134,18 @@ resource "stowage_node_pool" "gpu_inference" {
   }
 }
 
+# The pools and classes as planned. Through a local, the plan data source reads
+# their planned values during `terraform plan`; a direct reference would make
+# Terraform wait for them to be applied.
+locals {
+  pools   = [stowage_node_pool.web_spot, stowage_node_pool.web_on_demand, stowage_node_pool.gpu_inference]
+  classes = [stowage_node_class.web, stowage_node_class.gpu]
+}
+
 # Tonight's expected peak: what the policy launches for it, and what it costs.
 data "stowage_plan" "peak" {
-  node_pools   = [stowage_node_pool.web_spot, stowage_node_pool.web_on_demand, stowage_node_pool.gpu_inference]
-  node_classes = [stowage_node_class.web, stowage_node_class.gpu]
+  node_pools   = local.pools
+  node_classes = local.classes
 
   pod {
     name          = "storefront"

@@ -37,17 +37,20 @@ func TestPolicyExampleOffline(t *testing.T) {
 	env.run(t, dir, "init", "-input=false")
 
 	out, err := env.tf(dir, "apply", "-input=false", "-auto-approve")
-	if err == nil || !strings.Contains(out, "stowage_controller") || !strings.Contains(out, "Stowage is not installed in the cluster") {
+	if err == nil || !strings.Contains(oneLine(out), "stowage_controller") || !strings.Contains(oneLine(out), "Stowage is not installed in the cluster") {
 		t.Fatalf("apply without the CRDs: err %v, want an error naming stowage_controller; output:\n%s", err, out)
 	}
 	env.installCRDs(t)
 
 	plan := env.run(t, dir, "plan", "-input=false", "-out=tfplan")
-	before := outputCost(t, plan)
-	if !strings.Contains(plan, "Plan: 5 to add, 0 to change, 0 to destroy") || !strings.Contains(plan, "peak_nodes") {
-		t.Fatalf("first plan does not add the 5 objects with the plan's outputs:\n%s", plan)
+	if !strings.Contains(plan, "Plan: 5 to add, 0 to change, 0 to destroy") || !strings.Contains(plan, "data.stowage_plan.peak: Read complete") {
+		t.Fatalf("the first plan does not add the 5 objects with the plan data source read during the plan:\n%s", plan)
 	}
 	env.run(t, dir, "apply", "-input=false", "tfplan")
+	before, err := strconv.ParseFloat(strings.TrimSpace(env.run(t, dir, "output", "-raw", "cost_per_hour")), 64)
+	if err != nil || before <= 0 {
+		t.Fatalf("cost_per_hour after apply: %v, %v", before, err)
+	}
 	if again := env.run(t, dir, "plan", "-input=false", "-detailed-exitcode"); !strings.Contains(again, "No changes") {
 		t.Fatalf("a plan after apply is not empty:\n%s", again)
 	}
@@ -56,7 +59,7 @@ func TestPolicyExampleOffline(t *testing.T) {
 	change := []string{"plan", "-input=false", "-var", "web_spot_cpu_limit=16", "-var", `web_labels={tier="web",team="storefront"}`}
 	drift := env.run(t, dir, change...)
 	t.Logf("terraform plan of a change that drifts nodes and raises the cost:\n%s", drift)
-	if !strings.Contains(drift, "this change drifts the 3 nodes of pool web-spot; they will be replaced within the pool's budgets") {
+	if !strings.Contains(oneLine(drift), "this change drifts the 3 nodes of pool web-spot; they will be replaced within the pool's budgets") {
 		t.Errorf("the plan does not warn about the 3 drifted nodes of web-spot:\n%s", drift)
 	}
 	if after := outputCost(t, drift); after <= before {
@@ -65,7 +68,7 @@ func TestPolicyExampleOffline(t *testing.T) {
 	writeCapture(t, drift)
 
 	out, err = env.tf(dir, "destroy", "-input=false", "-auto-approve")
-	if err == nil || !strings.Contains(out, "Pool web-spot still has 3 nodes") || !strings.Contains(out, "allow_destroy_with_nodes") {
+	if err == nil || !strings.Contains(oneLine(out), "Pool web-spot still has 3 nodes") || !strings.Contains(out, "allow_destroy_with_nodes") {
 		t.Fatalf("destroy of a pool with nodes: err %v, want a refusal naming allow_destroy_with_nodes; output:\n%s", err, out)
 	}
 	env.deleteClaims(t)
@@ -73,9 +76,12 @@ func TestPolicyExampleOffline(t *testing.T) {
 	env.expectNoStowageObjects(t)
 }
 
-var costLine = regexp.MustCompile(`cost_per_hour\s+=\s+(?:[0-9.]+\s+->\s+)?([0-9.]+)`)
+// oneLine undoes terraform's wrapping of diagnostics.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// outputCost reads the planned value of the cost_per_hour output.
+var costLine = regexp.MustCompile(`~ cost_per_hour\s+=\s+[0-9.]+\s+->\s+([0-9.]+)`)
+
+// outputCost reads the new value of the cost_per_hour output from a plan that changes it.
 func outputCost(t *testing.T, plan string) float64 {
 	t.Helper()
 	m := costLine.FindStringSubmatch(plan)

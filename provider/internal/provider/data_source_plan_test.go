@@ -81,10 +81,18 @@ func (s podShape) yaml() string {
 	return b.String()
 }
 
+// spikePlan passes the resources through locals: Terraform defers a data
+// source that references a managed resource with pending changes to apply,
+// but not one that reads their (known) planned values through a local.
 const spikePlan = `
+locals {
+  pools   = [stowage_node_pool.web_spot, stowage_node_pool.web_on_demand, stowage_node_pool.gpu_inference]
+  classes = [stowage_node_class.web, stowage_node_class.gpu]
+}
+
 data "stowage_plan" "spike" {
-  node_pools   = [stowage_node_pool.web_spot, stowage_node_pool.web_on_demand, stowage_node_pool.gpu_inference]
-  node_classes = [stowage_node_class.web, stowage_node_class.gpu]
+  node_pools   = local.pools
+  node_classes = local.classes
   unavailable  = ["g5.12xlarge:us-east-1a"]
 %s}
 

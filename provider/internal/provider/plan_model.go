@@ -40,12 +40,14 @@ func planSchema() schema.Schema {
 		MarkdownDescription: "Runs Stowage's scheduling core (the `stowage schedule` decision) on the node pools and node classes of " +
 			"this configuration and a declared workload, during `terraform plan`: the nodes it would launch by pool, instance type, " +
 			"zone and capacity type, their cost per hour, and every pod it could not place, with the reason. Pass the resources " +
-			"themselves (`node_pools = [stowage_node_pool.web]`): their configured values are known at plan time, so the data " +
-			"source is read during the plan, and a `check` or `precondition` can fail the plan on its result. Instance types and " +
+			"through a local (`locals { pools = [stowage_node_pool.web] }`, then `node_pools = local.pools`): their configured " +
+			"values are known at plan time, so the data source is read during the plan, and a `check` or `precondition` can fail " +
+			"the plan on its result. (Terraform defers to apply a data source that references a managed resource with pending " +
+			"changes directly, but not one that reads its planned values through a local.) Instance types and " +
 			"prices come from the built-in catalogue (us-east-1, three zones).",
 		Attributes: map[string]schema.Attribute{
 			"node_pools": schema.DynamicAttribute{Required: true, MarkdownDescription: "The pools to plan with: a list of " +
-				"`stowage_node_pool` resources, or of objects with their attributes."},
+				"`stowage_node_pool` resources (through a local, see above), or of objects with their attributes."},
 			"node_classes": schema.DynamicAttribute{Optional: true, MarkdownDescription: "The node classes the pools name, a list " +
 				"of `stowage_node_class` resources; their kubelet settings and root volume size shape the nodes. When unset the " +
 				"catalogue's defaults apply."},

@@ -49,14 +49,14 @@ func (r *objectResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		return
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), name)...)
-	if req.State.Raw.IsNull() || req.Plan.Raw.Equal(req.State.Raw) || !req.Plan.Raw.IsFullyKnown() {
+	if req.State.Raw.IsNull() || resp.Plan.Raw.Equal(req.State.Raw) || !resp.Plan.Raw.IsFullyKnown() {
 		return
 	}
 	c, err := r.access.Client(ctx)
 	if err != nil {
 		return // the drift warning is advice: without the cluster there is nothing to count
 	}
-	planned := r.decode(req.Plan.Raw, &resp.Diagnostics)
+	planned := r.decode(resp.Plan.Raw, &resp.Diagnostics)
 	prior := r.decode(req.State.Raw, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
