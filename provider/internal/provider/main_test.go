@@ -48,14 +48,38 @@ func run(m *testing.M) int {
 	os.Setenv("CHECKPOINT_DISABLE", "1")
 	os.Unsetenv("TF_CLI_CONFIG_FILE")
 	os.Unsetenv("TF_ACC_TERRAFORM_VERSION")
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "AKIDACCEPTANCE", "AWS_SECRET_ACCESS_KEY": "acceptance",
+		"AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull, "AWS_EC2_METADATA_DISABLED": "true"} {
+		os.Setenv(k, v)
+	}
+	os.Unsetenv("AWS_PROFILE")
+	dir, err := os.MkdirTemp("", "stowage-provider-acc-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	extra, err := accessFlags(dir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "writing the access files: %v\n", err)
+		return 1
+	}
+	defer access.webhook.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cp, err := testenv.StartControlPlane(ctx, testenv.Options{BinDir: bin})
+	cp, err := testenv.StartControlPlane(ctx, testenv.Options{BinDir: bin, ExtraFlags: map[string][]string{testenv.KubeAPIServer: extra}})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting the control plane: %v\n", err)
 		return 1
 	}
 	defer cp.Stop()
+	startEmulator(cp.APIServerURL, cp.Config.CAData)
+	defer access.emulator.Close()
+	defer func() {
+		if stowagePath != "" {
+			os.RemoveAll(filepath.Dir(stowagePath))
+		}
+	}()
 	all, err := crds.CRDs()
 	if err == nil {
 		_, err = envtest.InstallCRDs(cp.Config, envtest.CRDInstallOptions{CRDs: all})
