@@ -6,7 +6,7 @@
 # templates in provider/templates. Both tools come from ~/.cache/stowage/bin.
 #
 #   hack/provider-docs.sh            regenerate docs/ (index, resources, data-sources)
-#   hack/provider-docs.sh validate   regenerate into a scratch copy, fail if docs/ differs, and run tfplugindocs validate
+#   hack/provider-docs.sh validate   fail if docs/ differs from what generate writes, then run tfplugindocs validate
 set -euo pipefail
 
 BIN="${STOWAGE_CACHE:-$HOME/.cache/stowage}/bin"
@@ -31,25 +31,39 @@ TF
 export CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
 unset TF_CLI_CONFIG_FILE
 (cd "$work/cfg" && "$BIN/terraform" init -input=false -no-color -plugin-dir="$work/mirror" >/dev/null)
-(cd "$work/cfg" && "$BIN/terraform" providers schema -json) > "$work/schema.json"
+# tfplugindocs finds a provider's schema under its short name (or hashicorp/'s).
+(cd "$work/cfg" && "$BIN/terraform" providers schema -json) | sed 's#"registry.terraform.io/stowage-dev/stowage"#"stowage"#' > "$work/schema.json"
 
-generate() { # generate DIR: render the docs of the provider tree at DIR
-  PATH="$BIN:$PATH" "$BIN/tfplugindocs" generate --provider-dir "$1" --provider-name stowage \
-    --providers-schema "$work/schema.json" --website-source-dir provider/templates --rendered-website-dir docs >/dev/null
-}
+# tfplugindocs owns docs/index.md, docs/resources and docs/data-sources; it
+# would also wipe docs/guides, which holds the project's hand-written guides.
+# So it renders into a scratch copy of the tree, and only its own parts are
+# copied back (or compared).
+managed=(index.md resources data-sources)
+tree="$work/tree"
+mkdir -p "$tree/provider"
+cp -r "$ROOT/examples" "$tree/"
+[[ -d "$ROOT/provider/templates" ]] && cp -r "$ROOT/provider/templates" "$tree/provider/"
+PATH="$BIN:$PATH" "$BIN/tfplugindocs" generate --provider-dir "$tree" --provider-name stowage \
+  --providers-schema "$work/schema.json" --website-source-dir provider/templates --rendered-website-dir docs >/dev/null
 
 if [[ "${1:-}" == validate ]]; then
-  copy="$work/tree"
-  mkdir -p "$copy"
-  cp -r "$ROOT/docs" "$ROOT/examples" "$copy/"
-  mkdir -p "$copy/provider" && cp -r "$ROOT/provider/templates" "$copy/provider/"
-  generate "$copy"
-  if ! diff -r "$ROOT/docs" "$copy/docs" >"$work/diff"; then
-    cat "$work/diff" >&2
-    echo "provider-docs: docs/ is stale: run \`make docs\` and commit" >&2
+  stale=0
+  for m in "${managed[@]}"; do
+    diff -r "$ROOT/docs/$m" "$tree/docs/$m" >&2 || stale=1
+  done
+  if (( stale )); then
+    echo "provider-docs: the provider docs in docs/ are stale: run \`make docs\` and commit" >&2
     exit 1
   fi
-  (cd "$ROOT" && PATH="$BIN:$PATH" "$BIN/tfplugindocs" validate --provider-name stowage --providers-schema "$work/schema.json")
+  if ! out="$(cd "$ROOT" && PATH="$BIN:$PATH" "$BIN/tfplugindocs" validate --provider-name stowage --providers-schema "$work/schema.json" 2>&1)"; then
+    printf '%s\n' "$out" | grep -v '\[DEBUG\]' >&2
+    exit 1
+  fi
+  echo "provider-docs: docs/ is current and tfplugindocs validate passes"
 else
-  generate "$ROOT"
+  mkdir -p "$ROOT/docs"
+  for m in "${managed[@]}"; do
+    rm -rf "${ROOT:?}/docs/$m"
+    cp -r "$tree/docs/$m" "$ROOT/docs/$m"
+  done
 fi

@@ -12,8 +12,8 @@ import (
 )
 
 // ResourceSchema returns the attributes and blocks of the root node's
-// children; attributes maps the provider's own attributes (nodes without a
-// JSON path) to their definitions, which it supplies.
+// children; own supplies the definitions of the provider's own attributes
+// (nodes without a JSON path, and any it defines itself, such as name).
 func (n *Node) ResourceSchema(description string, own map[string]schema.Attribute) (schema.Schema, error) {
 	attrs, blocks, err := n.members(own)
 	if err != nil {
@@ -25,13 +25,12 @@ func (n *Node) ResourceSchema(description string, own map[string]schema.Attribut
 func (n *Node) members(own map[string]schema.Attribute) (map[string]schema.Attribute, map[string]schema.Block, error) {
 	attrs, blocks := map[string]schema.Attribute{}, map[string]schema.Block{}
 	for _, c := range n.Children {
-		if len(c.JSON) == 0 {
-			a, ok := own[c.Name]
-			if !ok {
-				return nil, nil, fmt.Errorf("attribute %s has no JSON path and no definition", c.Name)
-			}
+		if a, ok := own[c.Name]; ok {
 			attrs[c.Name] = a
 			continue
+		}
+		if len(c.JSON) == 0 {
+			return nil, nil, fmt.Errorf("attribute %s has no JSON path and no definition", c.Name)
 		}
 		switch c.Kind {
 		case Object, ObjectList:

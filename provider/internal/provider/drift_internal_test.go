@@ -69,7 +69,9 @@ func TestNodeClassDriftCountsTheClaimsLaunchedWithIt(t *testing.T) {
 		if _, err := dyn.Resource(kube.Resource("nodeclaims")).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = dyn.Resource(kube.Resource("nodeclaims")).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = dyn.Resource(kube.Resource("nodeclaims")).Delete(context.Background(), name, metav1.DeleteOptions{})
+		})
 	}
 	if w, err := nodeClassKind.drift(ctx, c, prior, classObject("echo one")); err != nil || w != nil {
 		t.Fatalf("an unchanged class drifts: %v, %v", w, err)

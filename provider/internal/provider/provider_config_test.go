@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 )
 
@@ -36,10 +37,13 @@ provider "stowage" {
 	before := access.eksAccepted.Load()
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: providers,
-		CheckDestroy:             checkGone("nodeclasses", "acc-eks"),
+		CheckDestroy: resource.ComposeTestCheckFunc(checkGone("nodeclasses", "acc-eks"),
+			checkGone("nodeclasses", "acc-host")), // renaming replaced it
 		Steps: []resource.TestStep{
 			{Config: classWith(hostBlock, "acc-host"), Check: checkServer("nodeclasses", "acc-host", map[string]string{"spec.role": "StowageNodeRole-acc"})},
-			{Config: classWith(eksBlock, "acc-eks"), Check: resource.ComposeTestCheckFunc(
+			{Config: classWith(eksBlock, "acc-eks"), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(classAddr, plancheck.ResourceActionReplace),
+			}}, Check: resource.ComposeTestCheckFunc(
 				checkServer("nodeclasses", "acc-eks", map[string]string{"spec.role": "StowageNodeRole-acc"}),
 				func(*terraform.State) error {
 					if access.eksAccepted.Load() == before {
