@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -169,6 +170,7 @@ func (e *cliEnv) installCRDs(t *testing.T) {
 // cliEnv is a control plane, the provider in a filesystem mirror, and a CLI
 // configuration that installs it from there and from nowhere else.
 type cliEnv struct {
+	dir    string // scratch: the mirror and the CLI configuration
 	bin    string
 	cp     *testenv.ControlPlane
 	dyn    dynamic.Interface
@@ -176,62 +178,96 @@ type cliEnv struct {
 	mirror string
 }
 
+// shared is the package's one environment, started by the first test that
+// needs it and stopped by TestMain.
+var shared struct {
+	once sync.Once
+	env  *cliEnv
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if e := shared.env; e != nil {
+		_ = e.cp.Stop()
+		_ = os.RemoveAll(e.dir)
+	}
+	os.Exit(code)
+}
+
 func newCLIEnv(t *testing.T) *cliEnv {
 	t.Helper()
+	shared.once.Do(func() { shared.env, shared.err = startCLIEnv() })
+	if shared.err != nil {
+		t.Fatal(shared.err) // a missing component names `make tools`
+	}
+	return shared.env
+}
+
+func startCLIEnv() (*cliEnv, error) {
 	bin, err := testenv.Assets(testenv.Terraform, testenv.Etcd, testenv.KubeAPIServer)
 	if err != nil {
-		t.Fatal(err) // names `make tools`
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "stowage-clitest-")
+	if err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cp, err := testenv.StartControlPlane(ctx, testenv.Options{BinDir: bin})
 	if err != nil {
-		t.Fatalf("starting the control plane: %v", err)
+		return nil, fmt.Errorf("starting the control plane: %w", err)
 	}
-	t.Cleanup(func() { _ = cp.Stop() })
-	dyn, err := dynamic.NewForConfig(cp.Config)
+	e := &cliEnv{bin: filepath.Join(bin, testenv.Terraform), cp: cp, dir: dir, mirror: filepath.Join(dir, "mirror")}
+	if e.dyn, err = dynamic.NewForConfig(cp.Config); err != nil {
+		return e, err
+	}
+	cliConfig, err := e.installProvider()
 	if err != nil {
-		t.Fatal(err)
+		return e, err
 	}
-	e := &cliEnv{bin: filepath.Join(bin, testenv.Terraform), cp: cp, dyn: dyn, mirror: t.TempDir()}
-	cliConfig := e.installProvider(t)
 	e.envs = append(os.Environ(), "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1", "TF_CLI_CONFIG_FILE="+cliConfig,
 		"KUBE_CONFIG_PATH="+cp.KubeconfigPath, "TF_PLUGIN_CACHE_DIR=")
-	return e
+	return e, nil
 }
 
 // installProvider builds the provider into the mirror's layout and writes a
 // CLI configuration that installs stowage-dev/stowage from it only.
-func (e *cliEnv) installProvider(t *testing.T) string {
-	t.Helper()
+func (e *cliEnv) installProvider() (string, error) {
 	const version = "0.0.1"
 	dir := filepath.Join(e.mirror, "registry.terraform.io", "stowage-dev", "stowage", version, goOSArch())
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "terraform-provider-stowage_v"+version), "github.com/stowage-dev/stowage/provider")
+	build := exec.Command("go", "build", "-ldflags", "-s -w", "-o", filepath.Join(dir, "terraform-provider-stowage_v"+version), "github.com/stowage-dev/stowage/provider")
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the provider: %v\n%s", err, out)
+		return "", fmt.Errorf("building the provider: %w\n%s", err, out)
 	}
-	cfg := filepath.Join(t.TempDir(), "terraformrc")
+	cfg := filepath.Join(e.dir, "terraformrc")
 	text := fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path    = %q\n    include = [\"stowage-dev/stowage\"]\n  }\n}\n", e.mirror)
-	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+	return cfg, os.WriteFile(cfg, []byte(text), 0o600)
 }
 
-func (e *cliEnv) copyExample(t *testing.T, from string) string {
+// copyExample copies the .tf files of the given folders into one new
+// folder, each file named after its folder so that none collide.
+func (e *cliEnv) copyExample(t *testing.T, from ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	files, err := filepath.Glob(filepath.Join(from, "*.tf"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no .tf files in %s: %v", from, err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
+	for _, src := range from {
+		files, err := filepath.Glob(filepath.Join(src, "*.tf"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no .tf files in %s: %v", src, err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o600); err != nil {
-			t.Fatal(err)
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := filepath.Base(f)
+			if len(from) > 1 {
+				name = filepath.Base(src) + "_" + name
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	return dir
