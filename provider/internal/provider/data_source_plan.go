@@ -54,7 +54,7 @@ func (d *planDataSource) Read(ctx context.Context, req datasource.ReadRequest, r
 	}
 	snap := objs.Snapshot(snapshotfile.Options{Infos: catalogue.Builtin(), Defaults: catalogue.DefaultOptions(), Unavailable: unavailable})
 	results := scheduler.Solve(snap, opts)
-	resp.Diagnostics.Append(m.setResults(ctx, results)...)
+	resp.Diagnostics.Append(m.setResults(results)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

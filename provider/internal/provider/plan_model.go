@@ -2,7 +2,6 @@ package provider
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -94,7 +93,7 @@ type nodeGroup struct {
 }
 
 // setResults fills the computed attributes from a decision.
-func (m *planModel) setResults(ctx context.Context, r *scheduler.Results) diag.Diagnostics {
+func (m *planModel) setResults(r *scheduler.Results) diag.Diagnostics {
 	groups := groupNodes(r)
 	var diags diag.Diagnostics
 	nodes := make([]attr.Value, 0, len(groups))
@@ -126,7 +125,6 @@ func (m *planModel) setResults(ctx context.Context, r *scheduler.Results) diag.D
 	if m.Preferences.IsNull() {
 		m.Preferences = types.StringValue("respect")
 	}
-	_ = ctx
 	return diags
 }
 
