@@ -12,7 +12,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
 
-// The EKS node formulas (docs/capacity.md explains each):
+// The EKS node formulas (docs/guides/capacity.md explains each):
 //   - memory capacity is the instance memory less VMMemoryOverheadPercent (rounded up to a MiB), which the hypervisor and firmware keep;
 //   - kube-reserved CPU is 6% of the first core, 1% of the second, 0.5% of the third and fourth, 0.25% of the rest;
 //   - kube-reserved memory is 11 MiB per pod plus 255 MiB;

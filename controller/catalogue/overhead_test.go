@@ -166,16 +166,16 @@ func TestNodeCapacityAndOverhead(t *testing.T) {
 	}
 }
 
-// TestDocumentedExample is the m6i.large example of docs/capacity.md.
+// TestDocumentedExample is the m6i.large example of docs/guides/capacity.md.
 func TestDocumentedExample(t *testing.T) {
 	it := build(t, "m6i.large", nil)
 	a := it.Allocatable()
 	if a.CPU != 1930 || a.Memory != 6903*mib || a.Pods != 29 {
-		t.Errorf("m6i.large allocatable = %dm cpu, %d bytes (%.2f MiB), %d pods; docs/capacity.md says 1930m, 6903 MiB, 29",
+		t.Errorf("m6i.large allocatable = %dm cpu, %d bytes (%.2f MiB), %d pods; docs/guides/capacity.md says 1930m, 6903 MiB, 29",
 			a.CPU, a.Memory, float64(a.Memory)/float64(mib), a.Pods)
 	}
 	if it.Capacity.Memory != 7577*mib {
-		t.Errorf("m6i.large memory capacity = %.2f MiB; docs/capacity.md says 7577 MiB", float64(it.Capacity.Memory)/float64(mib))
+		t.Errorf("m6i.large memory capacity = %.2f MiB; docs/guides/capacity.md says 7577 MiB", float64(it.Capacity.Memory)/float64(mib))
 	}
 }
 

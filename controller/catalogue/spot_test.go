@@ -6,7 +6,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/catalogue"
 )
 
-// documentedSpotFraction is the table of docs/capacity.md ("Spot prices").
+// documentedSpotFraction is the table of docs/guides/capacity.md ("Spot prices").
 var documentedSpotFraction = map[string]float64{
 	"t": 0.32, "c": 0.36, "m": 0.38, "r": 0.35, "g": 0.42, "p": 0.55, "inf": 0.40, "trn": 0.45,
 }

@@ -11,7 +11,7 @@
 // the capacity. A spot interruption also tells the cloud that the offering is
 // short. A rebalance recommendation only gets an event and a metric unless
 // Options.ReplaceOnRebalance is set. A Node no NodeClaim owns is reported and
-// left alone. docs/interruption.md describes the contract with the Lambda.
+// left alone. docs/guides/interruption.md describes the contract with the Lambda.
 package interruption
 
 import (

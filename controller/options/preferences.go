@@ -13,7 +13,7 @@ import (
 // PreferencesUsage is the help of --preferences, the same on `stowage run`,
 // `stowage schedule` and `stowage simulate`.
 const PreferencesUsage = "how preferred affinities and ScheduleAnyway spreads count: respect (Karpenter's semantics and relaxation order), " +
-	"ignore, or cost-aware (honoured within the capacity the pods need anyway, and at most 10% more; the default); see docs/schedule.md"
+	"ignore, or cost-aware (honoured within the capacity the pods need anyway, and at most 10% more; the default); see docs/guides/schedule.md"
 
 // PreferenceFlags registers --preferences on a command's flags, and with
 // deprecated the old --ignore-preferences as an alias of

@@ -144,7 +144,7 @@ func TestSnapshotBuildsPoolsClassesAndInstanceTypes(t *testing.T) {
 			t.Errorf("pool %s: m6i.large takes %d pods, want %d", tc.pool, it.Capacity.Pods, tc.pods)
 		}
 		if it.Capacity.EphemeralStorage != tc.rootGiB*gib {
-			t.Errorf("pool %s: ephemeral storage %d GiB, want %d GiB (docs/capacity.md: the root volume)", tc.pool, it.Capacity.EphemeralStorage/gib, tc.rootGiB)
+			t.Errorf("pool %s: ephemeral storage %d GiB, want %d GiB (docs/guides/capacity.md: the root volume)", tc.pool, it.Capacity.EphemeralStorage/gib, tc.rootGiB)
 		}
 	}
 }

@@ -114,6 +114,7 @@ type Emulator struct {
 	calls     map[string]int // action -> calls received
 	observers []func(Call)   // told of every request received, see OnCall
 
+	eksClusters  map[string]EKSCluster           // name -> cluster (eks.go)
 	reservations map[string]*CapacityReservation // id -> reservation
 	vcpuLimits   map[QuotaBucket]int             // bucket -> vCPU limit; absent is unlimited
 }

@@ -20,6 +20,20 @@ type request struct {
 	action  string
 	form    params // query protocols
 	body    []byte // JSON protocols
+	path    string // REST protocols
+	rest    func(*Emulator, http.ResponseWriter, request)
+}
+
+// restRoute is a JSON-over-REST service: how a request is named, and who serves it.
+type restRoute struct {
+	service string
+	action  func(*http.Request) string
+	serve   func(*Emulator, http.ResponseWriter, request)
+}
+
+// restRoutes registers the REST services by the first segment of their paths.
+var restRoutes = map[string]restRoute{
+	"clusters": {"eks", eksAction, (*Emulator).serveEKS},
 }
 
 // Handler serves every emulated service on one endpoint: point each SDK
@@ -54,6 +68,10 @@ func (e *Emulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case "events":
 		e.serveEvents(w, req)
 	default:
+		if req.rest != nil {
+			req.rest(e, w, req)
+			return
+		}
 		http.Error(w, "unknown service", http.StatusBadRequest)
 	}
 }
@@ -69,6 +87,10 @@ func decodeRequest(r *http.Request) (request, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return request{}, err
+	}
+	first, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	if rt, ok := restRoutes[first]; ok {
+		return request{service: rt.service, action: rt.action(r), body: body, path: r.URL.Path, rest: rt.serve}, nil
 	}
 	if target := r.Header.Get("X-Amz-Target"); target != "" {
 		prefix, action, _ := strings.Cut(target, ".")

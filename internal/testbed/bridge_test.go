@@ -81,7 +81,7 @@ func TestNodeForIsWhatTheKubeletRegisters(t *testing.T) {
 		t.Errorf("taints = %v, want the unregistered taint", node.Spec.Taints)
 	}
 	// m6i.large (EC2: 2 vCPU, 8192 MiB, 3 ENIs of 10 IPv4 addresses), worked
-	// by hand through EKS's formulas (docs/capacity.md):
+	// by hand through EKS's formulas (docs/guides/capacity.md):
 	//   pods     3 × (10 − 1) + 2 = 29
 	//   cpu      2000m − (60m + 10m kube-reserved) = 1930m
 	//   memory   8192 − ⌈7.5 % × 8192 = 614.4⌉ = 7577Mi capacity;
@@ -122,7 +122,7 @@ func TestNodeForRegistersTheGPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	// g6.12xlarge (EC2: 48 vCPU, 196608 MiB, 4 NVIDIA L4, 8 ENIs of 30 IPv4
-	// addresses), worked by hand through EKS's formulas (docs/capacity.md):
+	// addresses), worked by hand through EKS's formulas (docs/guides/capacity.md):
 	//   pods     8 × (30 − 1) + 2 = 234
 	//   cpu      48000m − (60m + 10m + 2 × 5m + 44 × 2.5m = 190m kube-reserved) = 47810m
 	//   memory   196608 − ⌈7.5 % × 196608 = 14745.6⌉ = 181862Mi capacity;

@@ -58,7 +58,7 @@ const (
 // The interruption mark: what the interruption Lambda writes on a Node when
 // AWS announces that its instance will be interrupted, and what the
 // interruption controller acts on. controller/interruption.MarkNode is the
-// only writer of the format; docs/interruption.md describes the contract.
+// only writer of the format; docs/guides/interruption.md describes the contract.
 const (
 	// AnnotationInterruptionKind names what AWS announced, one of the
 	// InterruptionKind values; a Node carrying it is marked.

@@ -54,7 +54,7 @@ func runSchedule(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.snapshot, "snapshot", "", "multi-document YAML of Pods, Nodes, DaemonSets, PVCs, PVs, StorageClasses, NodePools, NodeClasses, NodeClaims (required)")
 	fs.StringVar(&f.catalogue, "catalogue", "", "instance catalogue CSV in the built-in format (default: the built-in catalogue)")
-	fs.BoolVar(&f.json, "json", false, "print the decision as JSON (schema in docs/schedule.md)")
+	fs.BoolVar(&f.json, "json", false, "print the decision as JSON (schema in docs/guides/schedule.md)")
 	checkPreferences := options.PreferenceFlags(fs, &f.preferences, true, stderr)
 	fs.Var(&f.unavailable, "unavailable", "mark an offering short of capacity, TYPE:ZONE[:CAPACITY-TYPE] (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -131,7 +131,7 @@ func offered(snap *scheduler.Snapshot, u snapshotfile.Offering) bool {
 	return false
 }
 
-// decisionJSON is the --json schema, documented in docs/schedule.md.
+// decisionJSON is the --json schema, documented in docs/guides/schedule.md.
 type decisionJSON struct {
 	NodeClaims    []nodeClaimJSON     `json:"nodeClaims"`
 	Existing      []placementJSON     `json:"existing"`

@@ -15,7 +15,7 @@ import (
 
 const (
 	example    = "../../../examples/2am-spike/snapshot.yaml"
-	scheduleMD = "../../../docs/schedule.md"
+	scheduleMD = "../../../docs/guides/schedule.md"
 )
 
 // stowage runs the command in-process and returns its exit code and output.
@@ -26,7 +26,7 @@ func stowage(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
-// decision is the --json output, decoded with the field names docs/schedule.md gives.
+// decision is the --json output, decoded with the field names docs/guides/schedule.md gives.
 type decision struct {
 	NodeClaims []struct {
 		Name          string            `json:"name"`
@@ -180,7 +180,7 @@ func TestScheduleTextOnTheExample(t *testing.T) {
 	}
 }
 
-// documentedSchema returns the JSON example of docs/schedule.md with its comments removed.
+// documentedSchema returns the JSON example of docs/guides/schedule.md with its comments removed.
 func documentedSchema(t *testing.T) map[string]any {
 	t.Helper()
 	md, err := os.ReadFile(scheduleMD)
@@ -189,12 +189,12 @@ func documentedSchema(t *testing.T) map[string]any {
 	}
 	block := regexp.MustCompile("(?s)```json\n(.*?)```").FindSubmatch(md)
 	if block == nil {
-		t.Fatal("docs/schedule.md has no json block")
+		t.Fatal("docs/guides/schedule.md has no json block")
 	}
 	text := regexp.MustCompile(`(?m)\s*//.*$`).ReplaceAllString(string(block[1]), "")
 	var schema map[string]any
 	if err := json.Unmarshal([]byte(text), &schema); err != nil {
-		t.Fatalf("parsing the docs/schedule.md example: %v\n%s", err, text)
+		t.Fatalf("parsing the docs/guides/schedule.md example: %v\n%s", err, text)
 	}
 	return schema
 }

@@ -25,11 +25,11 @@ func runSimulate(args []string, stdout, stderr io.Writer) int {
 	var f simulateFlags
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.scenario, "scenario", "", "scenario file: a Scenario document plus NodePools, NodeClasses and workloads (required; see docs/simulate.md)")
+	fs.StringVar(&f.scenario, "scenario", "", "scenario file: a Scenario document plus NodePools, NodeClasses and workloads (required; see docs/guides/simulate.md)")
 	fs.Int64Var(&f.seed, "seed", 0, "seed for every random draw (default: the scenario's)")
 	fs.StringVar(&f.compare, "compare", "", "also run a baseline on the same scenario: cas (Cluster Autoscaler)")
 	fs.StringVar(&f.reportFile, "report", "", "write a self-contained HTML report to this file")
-	fs.BoolVar(&f.json, "json", false, "print the report as JSON (schema in docs/simulate-report.md) instead of the summary")
+	fs.BoolVar(&f.json, "json", false, "print the report as JSON (schema in docs/guides/simulate-report.md) instead of the summary")
 	options.PreferenceFlags(fs, &f.preferences, false, stderr)
 	if err := fs.Parse(args); err != nil {
 		return 2

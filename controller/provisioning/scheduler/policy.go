@@ -7,7 +7,7 @@ import (
 
 // PreferencePolicy says how a solve treats soft constraints: preferred node
 // affinity, preferred pod (anti-)affinity and ScheduleAnyway topology spreads.
-// docs/schedule.md compares the three on the public workloads.
+// docs/guides/schedule.md compares the three on the public workloads.
 type PreferencePolicy string
 
 const (

@@ -3,7 +3,7 @@
 // a terminal summary (WriteText, with Progress for long runs), a
 // self-contained HTML page with inline SVG charts and no JavaScript
 // (WriteHTML), and JSON for machines (WriteJSON, schema in
-// docs/simulate-report.md).
+// docs/guides/simulate-report.md).
 //
 // Every renderer is a pure function of the Report: the same Report gives the
 // same bytes. Maps are walked in sorted key order and numbers are printed

@@ -9,7 +9,7 @@ import (
 )
 
 // SchemaVersion is the version of the JSON document WriteJSON writes; it
-// changes when a field changes meaning or goes away (docs/simulate-report.md).
+// changes when a field changes meaning or goes away (docs/guides/simulate-report.md).
 const SchemaVersion = 1
 
 // Rounding of JSON numbers: dollars to 1/100 cent, seconds to the millisecond.
@@ -99,7 +99,7 @@ type jsonConsolidation struct {
 }
 
 // WriteJSON writes the report as one indented JSON document, schema in
-// docs/simulate-report.md. Object keys of maps come out sorted, times in UTC
+// docs/guides/simulate-report.md. Object keys of maps come out sorted, times in UTC
 // RFC 3339, and numbers rounded (dollars to 4 places, seconds to 3).
 func WriteJSON(w io.Writer, r *Report) error {
 	doc := jsonReport{SchemaVersion: SchemaVersion, Scenario: r.Scenario, Seed: r.Seed, Start: formatTime(r.Start),

@@ -11,7 +11,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/simulate/report"
 )
 
-// doc mirrors the documented schema (docs/simulate-report.md); decoding with
+// doc mirrors the documented schema (docs/guides/simulate-report.md); decoding with
 // DisallowUnknownFields keeps the two in step.
 type doc struct {
 	SchemaVersion   int     `json:"schema_version"`
@@ -135,7 +135,7 @@ func TestJSONIsDeterministic(t *testing.T) {
 var dataKeys = []string{"pending_by_tier", "nodes_by_instance_type", "nodes_by_zone", "nodes_by_capacity_type", "time_to_running"}
 
 func TestJSONFieldsAreDocumented(t *testing.T) {
-	docs, err := os.ReadFile("../../../docs/simulate-report.md")
+	docs, err := os.ReadFile("../../../docs/guides/simulate-report.md")
 	if err != nil {
 		t.Fatalf("reading the schema doc: %v", err)
 	}
@@ -147,7 +147,7 @@ func TestJSONFieldsAreDocumented(t *testing.T) {
 	collectKeys(v, keys)
 	for k := range keys {
 		if !strings.Contains(string(docs), "`"+k+"`") {
-			t.Errorf("field %s is not documented in docs/simulate-report.md", k)
+			t.Errorf("field %s is not documented in docs/guides/simulate-report.md", k)
 		}
 	}
 }

@@ -1,0 +1,98 @@
+package provider_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/stowage-dev/stowage/controller/apis/crds"
+	"github.com/stowage-dev/stowage/internal/testenv"
+	"github.com/stowage-dev/stowage/provider/internal/provider"
+)
+
+// bed is the package's one control plane: etcd and kube-apiserver with
+// Stowage's CRDs, reached by the provider through KUBE_CONFIG_PATH.
+var bed struct {
+	cp  *testenv.ControlPlane
+	dyn dynamic.Interface
+}
+
+// providers runs the provider in the test process; terraform reaches it over gRPC.
+var providers = map[string]func() (tfprotov6.ProviderServer, error){
+	"stowage": providerserver.NewProtocol6WithError(provider.New("test")()),
+}
+
+// TestMain makes the acceptance tests run under a plain `go test`: it points
+// terraform-plugin-testing at the terraform CLI that `make tools` builds
+// (failing, not skipping, when it is missing) and starts the control plane.
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	bin, err := testenv.Assets(testenv.Terraform, testenv.Etcd, testenv.KubeAPIServer)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "provider acceptance tests: %v\n", err)
+		return 1
+	}
+	os.Setenv("TF_ACC", "1")
+	os.Setenv("TF_ACC_TERRAFORM_PATH", filepath.Join(bin, testenv.Terraform))
+	os.Setenv("CHECKPOINT_DISABLE", "1")
+	os.Unsetenv("TF_CLI_CONFIG_FILE")
+	os.Unsetenv("TF_ACC_TERRAFORM_VERSION")
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "AKIDACCEPTANCE", "AWS_SECRET_ACCESS_KEY": "acceptance",
+		"AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull, "AWS_EC2_METADATA_DISABLED": "true"} {
+		os.Setenv(k, v)
+	}
+	os.Unsetenv("AWS_PROFILE")
+	dir, err := os.MkdirTemp("", "stowage-provider-acc-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	extra, err := accessFlags(dir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "writing the access files: %v\n", err)
+		return 1
+	}
+	defer access.webhook.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp, err := testenv.StartControlPlane(ctx, testenv.Options{BinDir: bin, ExtraFlags: map[string][]string{testenv.KubeAPIServer: extra}})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting the control plane: %v\n", err)
+		return 1
+	}
+	defer cp.Stop()
+	startEmulator(cp.APIServerURL, cp.Config.CAData)
+	defer access.emulator.Close()
+	defer func() {
+		if stowagePath != "" {
+			os.RemoveAll(filepath.Dir(stowagePath))
+		}
+	}()
+	all, err := crds.CRDs()
+	if err == nil {
+		_, err = envtest.InstallCRDs(cp.Config, envtest.CRDInstallOptions{CRDs: all})
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "installing the CRDs: %v\n", err)
+		return 1
+	}
+	bed.cp = cp
+	if bed.dyn, err = dynamic.NewForConfig(cp.Config); err != nil {
+		fmt.Fprintf(os.Stderr, "building a client: %v\n", err)
+		return 1
+	}
+	os.Setenv("KUBE_CONFIG_PATH", cp.KubeconfigPath)
+	return m.Run()
+}

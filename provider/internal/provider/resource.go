@@ -1,0 +1,210 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/stowage-dev/stowage/provider/internal/crdschema"
+	"github.com/stowage-dev/stowage/provider/internal/kube"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*objectResource)(nil)
+	_ resource.ResourceWithImportState    = (*objectResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*objectResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*objectResource)(nil)
+)
+
+// objectResource serves one Stowage kind: its schema comes from the CRD, its
+// writes are server-side applies of the configured fields.
+type objectResource struct {
+	kind   *kind
+	access *clusterAccess
+}
+
+func newNodePoolResource() resource.Resource  { return &objectResource{kind: nodePoolKind} }
+func newNodeClassResource() resource.Resource { return &objectResource{kind: nodeClassKind} }
+
+func (r *objectResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_" + r.kind.typeName
+}
+
+func (r *objectResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	root, _, err := r.kind.load()
+	if err != nil {
+		resp.Diagnostics.AddError("Building the schema", err.Error())
+		return
+	}
+	s, err := root.ResourceSchema(r.kind.description, r.ownAttributes())
+	if err != nil {
+		resp.Diagnostics.AddError("Building the schema", err.Error())
+		return
+	}
+	requireBlocks(root, s.Blocks)
+	resp.Schema = s
+}
+
+func (r *objectResource) ownAttributes() map[string]schema.Attribute {
+	attrs := map[string]schema.Attribute{
+		"id": schema.StringAttribute{Computed: true, MarkdownDescription: "The object's name."},
+		"name": schema.StringAttribute{Required: true, MarkdownDescription: fmt.Sprintf("Name of the %s, a DNS subdomain "+
+			"such as `web-spot`. Changing it replaces the %s.", r.kind.kind, r.kind.kind),
+			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
+	}
+	if r.kind == nodePoolKind {
+		attrs["allow_destroy_with_nodes"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Lets `terraform destroy` (or removing the resource) delete the pool while it still has nodes, " +
+				"which are then drained and terminated. Set it to `true` and apply before destroying a pool that has nodes."}
+	}
+	return attrs
+}
+
+func (r *objectResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	if req.ProviderData == nil {
+		return
+	}
+	access, ok := req.ProviderData.(*clusterAccess)
+	if !ok {
+		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("got %T; please report this issue to the provider developers", req.ProviderData))
+		return
+	}
+	r.access = access
+}
+
+func (r *objectResource) client(ctx context.Context, diags *diag.Diagnostics) *kube.Client {
+	if r.access == nil {
+		diags.AddError("Provider not configured", "the stowage provider block was not configured; please report this issue to the provider developers")
+		return nil
+	}
+	c, err := r.access.Client(ctx)
+	if err != nil {
+		diags.AddError("Reaching the cluster", err.Error())
+		return nil
+	}
+	return c
+}
+
+// decode converts a plan, state or config value into the object's JSON.
+func (r *objectResource) decode(v tftypes.Value, diags *diag.Diagnostics) *crdschema.Decoded {
+	root, _, err := r.kind.load()
+	if err == nil {
+		var d *crdschema.Decoded
+		if d, err = root.ToJSON(v); err == nil {
+			return d
+		}
+	}
+	diags.AddError("Reading the configuration", err.Error())
+	return nil
+}
+
+func (r *objectResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.apply(ctx, req.Plan.Raw, &resp.Diagnostics)
+	if !resp.Diagnostics.HasError() {
+		resp.State.Raw = req.Plan.Raw
+	}
+}
+
+func (r *objectResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	r.apply(ctx, req.Plan.Raw, &resp.Diagnostics)
+	if !resp.Diagnostics.HasError() {
+		resp.State.Raw = req.Plan.Raw
+	}
+}
+
+// apply writes the planned object: the configured fields, owned by the
+// provider's field manager, so that a field removed from the configuration is
+// removed from the object.
+func (r *objectResource) apply(ctx context.Context, plan tftypes.Value, diags *diag.Diagnostics) {
+	d := r.decode(plan, diags)
+	c := r.client(ctx, diags)
+	if diags.HasError() {
+		return
+	}
+	if _, err := c.Apply(ctx, r.kind.plural, r.kind.object(d.Object)); err != nil {
+		summary := "Applying the " + r.kind.kind
+		if errors.Is(err, kube.ErrCRDMissing) {
+			summary = "Stowage is not installed in the cluster"
+		}
+		diags.AddError(summary, err.Error())
+	}
+}
+
+func (r *objectResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	root, admission, err := r.kind.load()
+	if err != nil {
+		resp.Diagnostics.AddError("Building the schema", err.Error())
+		return
+	}
+	prior := r.decode(req.State.Raw, &resp.Diagnostics)
+	c := r.client(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	name, _ := prior.Object["metadata"].(map[string]any)["name"].(string)
+	obj, err := c.Get(ctx, r.kind.plural, name)
+	if err != nil {
+		resp.Diagnostics.AddError("Reading the "+r.kind.kind, err.Error())
+		return
+	}
+	if obj == nil {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	admission.Prune(root, obj.Object, prior.Object)
+	extra := map[string]tftypes.Value{"id": tftypes.NewValue(tftypes.String, name)}
+	if r.kind == nodePoolKind {
+		extra["allow_destroy_with_nodes"] = boolOr(req.State.Raw, "allow_destroy_with_nodes", false)
+	}
+	state, err := root.FromJSON(obj.Object, extra)
+	if err != nil {
+		resp.Diagnostics.AddError("Reading the "+r.kind.kind, err.Error())
+		return
+	}
+	resp.State.Raw = state
+}
+
+func (r *objectResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	d := r.decode(req.State.Raw, &resp.Diagnostics)
+	c := r.client(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	name, _ := d.Object["metadata"].(map[string]any)["name"].(string)
+	if r.kind == nodePoolKind {
+		r.guardDestroy(ctx, c, name, boolOr(req.State.Raw, "allow_destroy_with_nodes", false), &resp.Diagnostics)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
+	if err := c.Delete(ctx, r.kind.plural, name); err != nil {
+		resp.Diagnostics.AddError("Deleting the "+r.kind.kind, err.Error())
+	}
+}
+
+func (r *objectResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+}
+
+// boolOr reads a top-level bool attribute of v, or def when it is absent.
+func boolOr(v tftypes.Value, name string, def bool) tftypes.Value {
+	var attrs map[string]tftypes.Value
+	if v.IsNull() || v.As(&attrs) != nil {
+		return tftypes.NewValue(tftypes.Bool, def)
+	}
+	a, ok := attrs[name]
+	if !ok || a.IsNull() || !a.IsKnown() {
+		return tftypes.NewValue(tftypes.Bool, def)
+	}
+	return a
+}
