@@ -20,7 +20,8 @@ type request struct {
 	action  string
 	form    params // query protocols
 	body    []byte // JSON protocols
-	path    string // REST protocols
+	path    string // REST protocols, escaped
+	query   string // REST protocols' raw query
 	rest    func(*Emulator, http.ResponseWriter, request)
 }
 
@@ -54,6 +55,9 @@ func (e *Emulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if f := e.countAndFault(req.action); f != nil && e.applyFault(w, req, f) {
 		return
 	}
+	if !e.authorize(w, r, req) {
+		return
+	}
 	switch req.service {
 	case "ec2":
 		e.serveEC2(w, req)
@@ -67,6 +71,10 @@ func (e *Emulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		e.servePricing(w, req)
 	case "events":
 		e.serveEvents(w, req)
+	case "sts":
+		e.serveSTS(w, req)
+	case "logs":
+		e.serveLogs(w, req)
 	default:
 		if req.rest != nil {
 			req.rest(e, w, req)
@@ -81,6 +89,7 @@ var jsonTargets = map[string]string{
 	"AmazonSSM":           "ssm",
 	"AWSPriceListService": "pricing",
 	"AWSEvents":           "events",
+	"Logs_20140328":       "logs",
 }
 
 func decodeRequest(r *http.Request) (request, error) {
@@ -90,7 +99,7 @@ func decodeRequest(r *http.Request) (request, error) {
 	}
 	first, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	if rt, ok := restRoutes[first]; ok {
-		return request{service: rt.service, action: rt.action(r), body: body, path: r.URL.Path, rest: rt.serve}, nil
+		return request{service: rt.service, action: rt.action(r), body: body, path: r.URL.EscapedPath(), query: r.URL.RawQuery, rest: rt.serve}, nil
 	}
 	if target := r.Header.Get("X-Amz-Target"); target != "" {
 		prefix, action, _ := strings.Cut(target, ".")
@@ -106,6 +115,8 @@ func decodeRequest(r *http.Request) (request, error) {
 		req.service = "ec2"
 	case iamAPIVersion:
 		req.service = "iam"
+	case stsAPIVersion:
+		req.service = "sts"
 	}
 	return req, nil
 }
