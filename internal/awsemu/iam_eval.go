@@ -148,7 +148,7 @@ var negatedOperators = map[string]string{
 var matchers = map[string]func(ctx, pol string) bool{
 	"StringEquals":           func(c, p string) bool { return c == p },
 	"StringEqualsIgnoreCase": strings.EqualFold,
-	"StringLike":             wildcard,
+	"StringLike":             func(c, p string) bool { return wildcard(p, c) },
 	"NumericEquals":          numeric(func(c, p float64) bool { return c == p }),
 	"NumericLessThan":        numeric(func(c, p float64) bool { return c < p }),
 	"NumericLessThanEquals":  numeric(func(c, p float64) bool { return c <= p }),
