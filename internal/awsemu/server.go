@@ -52,10 +52,11 @@ func (e *Emulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e.notifyCall(req, received)
-	if f := e.countAndFault(req.action); f != nil && e.applyFault(w, req, f) {
+	f := e.countAndFault(req.action)
+	if !e.authorize(w, r, req) {
 		return
 	}
-	if !e.authorize(w, r, req) {
+	if f != nil && e.applyFault(w, req, f) {
 		return
 	}
 	switch req.service {
