@@ -73,7 +73,10 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer cp.Stop()
-	startEmulator(cp.APIServerURL, cp.Config.CAData)
+	if err := startEmulator(cp.APIServerURL, cp.Config.CAData, dir); err != nil {
+		fmt.Fprintf(os.Stderr, "starting the emulator: %v\n", err)
+		return 1
+	}
 	defer access.emulator.Close()
 	defer func() {
 		if stowagePath != "" {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -88,6 +89,10 @@ type clusterAccess struct {
 	once   sync.Once
 	client *kube.Client
 	err    error
+
+	awsOnce sync.Once // aws.go
+	awsCfg  aws.Config
+	awsErr  error
 }
 
 func newClusterAccess(m providerModel) *clusterAccess {
