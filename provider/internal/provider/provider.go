@@ -57,10 +57,10 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 
 // Resources lists the resources.
 func (p *Provider) Resources(context.Context) []func() resource.Resource {
-	return []func() resource.Resource{newNodePoolResource, newNodeClassResource, newNodeRoleResource}
+	return []func() resource.Resource{newNodePoolResource, newNodeClassResource, newNodeRoleResource, newControllerRoleResource}
 }
 
 // DataSources lists the data sources.
 func (p *Provider) DataSources(context.Context) []func() datasource.DataSource {
-	return []func() datasource.DataSource{newPlanDataSource, newInstanceTypesDataSource}
+	return []func() datasource.DataSource{newPlanDataSource, newInstanceTypesDataSource, newControllerPolicyDataSource}
 }
