@@ -130,7 +130,7 @@ func TestARoleMayDoWhatItsPoliciesAllowAndNothingElse(t *testing.T) {
 		_, err := c.CreateFleet(ctx, &ec2.CreateFleetInput{Type: ec2types.FleetTypeInstant,
 			LaunchTemplateConfigs: []ec2types.FleetLaunchTemplateConfigRequest{{
 				LaunchTemplateSpecification: &ec2types.FleetLaunchTemplateSpecificationRequest{LaunchTemplateName: awssdk.String(lt), Version: awssdk.String("$Latest")},
-				Overrides: []ec2types.FleetLaunchTemplateOverridesRequest{{InstanceType: ec2types.InstanceType(instanceType), SubnetId: awssdk.String(subnets[0])}}}},
+				Overrides:                   []ec2types.FleetLaunchTemplateOverridesRequest{{InstanceType: ec2types.InstanceType(instanceType), SubnetId: awssdk.String(subnets[0])}}}},
 			TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{TotalTargetCapacity: awssdk.Int32(1), DefaultTargetCapacityType: ec2types.DefaultTargetCapacityTypeOnDemand},
 			TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: tagList},
 				{ResourceType: ec2types.ResourceTypeVolume, Tags: tagList}, {ResourceType: ec2types.ResourceTypeFleet, Tags: tagList}}})

@@ -104,7 +104,9 @@ func TestResourcePoliciesMatchPrincipalsAndTheirDenyApplies(t *testing.T) {
 	role := &subject{account: "123456789012", arns: []string{"arn:aws:iam::123456789012:role/lambda"}}
 	tls := map[string][]string{"aws:securetransport": {"true"}}
 	plain := map[string][]string{"aws:securetransport": {"false"}}
-	send := func(ctx map[string][]string) authRequest { return authRequest{"sqs:SendMessage", "arn:aws:sqs:us-east-1:123456789012:q", ctx} }
+	send := func(ctx map[string][]string) authRequest {
+		return authRequest{"sqs:SendMessage", "arn:aws:sqs:us-east-1:123456789012:q", ctx}
+	}
 	if d := queue.decide(send(tls), events); d != allowed {
 		t.Errorf("EventBridge sending over TLS: %d, want allowed", d)
 	}

@@ -92,7 +92,10 @@ func TestRolesPoliciesAndInstanceProfilesThroughTheSDK(t *testing.T) {
 			_, err := c.RemoveRoleFromInstanceProfile(ctx, &iam.RemoveRoleFromInstanceProfileInput{InstanceProfileName: profile, RoleName: role})
 			return err
 		},
-		func() error { _, err := c.DeleteInstanceProfile(ctx, &iam.DeleteInstanceProfileInput{InstanceProfileName: profile}); return err },
+		func() error {
+			_, err := c.DeleteInstanceProfile(ctx, &iam.DeleteInstanceProfileInput{InstanceProfileName: profile})
+			return err
+		},
 		func() error { _, err := c.DeleteRole(ctx, &iam.DeleteRoleInput{RoleName: role}); return err },
 	} {
 		if err := step(); err != nil {

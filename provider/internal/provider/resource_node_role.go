@@ -88,9 +88,9 @@ func (r *nodeRoleResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"policy_arns": schema.SetAttribute{Optional: true, Computed: true, ElementType: types.StringType, Default: setdefault.StaticValue(defaults),
 				MarkdownDescription: "Managed policies attached to the role. By default " + codeList(nodeRolePolicies) +
 					"; set it to replace the list (for example without the CNI policy when the VPC CNI uses its own role through IRSA)."},
-			"tags": schema.MapAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "Tags of the role and the instance profile."},
-			"arn":  schema.StringAttribute{Computed: true, PlanModifiers: keep, MarkdownDescription: "ARN of the role."},
-			"unique_id": schema.StringAttribute{Computed: true, PlanModifiers: keep, MarkdownDescription: "The role's unique id (AROA...)."},
+			"tags":                  schema.MapAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "Tags of the role and the instance profile."},
+			"arn":                   schema.StringAttribute{Computed: true, PlanModifiers: keep, MarkdownDescription: "ARN of the role."},
+			"unique_id":             schema.StringAttribute{Computed: true, PlanModifiers: keep, MarkdownDescription: "The role's unique id (AROA...)."},
 			"instance_profile_name": schema.StringAttribute{Computed: true, MarkdownDescription: "Name of the instance profile: the role's."},
 			"instance_profile_arn":  schema.StringAttribute{Computed: true, PlanModifiers: keep, MarkdownDescription: "ARN of the instance profile."},
 		},
