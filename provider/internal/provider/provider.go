@@ -52,12 +52,13 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 		return
 	}
 	access := newClusterAccess(m)
+	access.version = p.version
 	resp.ResourceData, resp.DataSourceData = access, access
 }
 
 // Resources lists the resources.
 func (p *Provider) Resources(context.Context) []func() resource.Resource {
-	return []func() resource.Resource{newNodePoolResource, newNodeClassResource, newNodeRoleResource, newControllerRoleResource}
+	return []func() resource.Resource{newNodePoolResource, newNodeClassResource, newNodeRoleResource, newControllerRoleResource, newControllerResource}
 }
 
 // DataSources lists the data sources.
