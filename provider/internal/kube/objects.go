@@ -20,15 +20,15 @@ var kindResources = map[schema.GroupKind]struct {
 	namespaced bool
 }{
 	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}: {"customresourcedefinitions", false},
-	{Kind: "Namespace"}:      {"namespaces", false},
-	{Kind: "ServiceAccount"}: {"serviceaccounts", true},
-	{Kind: "Service"}:        {"services", true},
-	{Group: "apps", Kind: "Deployment"}:                                {"deployments", true},
-	{Group: "policy", Kind: "PodDisruptionBudget"}:                     {"poddisruptionbudgets", true},
-	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:          {"clusterroles", false},
-	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}:   {"clusterrolebindings", false},
-	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:                 {"roles", true},
-	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:          {"rolebindings", true},
+	{Kind: "Namespace"}:                                              {"namespaces", false},
+	{Kind: "ServiceAccount"}:                                         {"serviceaccounts", true},
+	{Kind: "Service"}:                                                {"services", true},
+	{Group: "apps", Kind: "Deployment"}:                              {"deployments", true},
+	{Group: "policy", Kind: "PodDisruptionBudget"}:                   {"poddisruptionbudgets", true},
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:        {"clusterroles", false},
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: {"clusterrolebindings", false},
+	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:               {"roles", true},
+	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:        {"rolebindings", true},
 }
 
 // resourceFor is the client of an object's kind, in its namespace when it has one.

@@ -84,7 +84,7 @@ func envList(env []string) string {
 // clusterAccess builds the Kubernetes client on first use.
 type clusterAccess struct {
 	cfg     kube.Config
-	version string // the provider's
+	version string   // the provider's
 	unknown []string // attributes not known yet (at plan time)
 
 	once   sync.Once

@@ -62,7 +62,9 @@ func (r *controllerResource) Metadata(_ context.Context, req resource.MetadataRe
 }
 
 func (r *controllerResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	str := func(d string) schema.StringAttribute { return schema.StringAttribute{Optional: true, MarkdownDescription: d} }
+	str := func(d string) schema.StringAttribute {
+		return schema.StringAttribute{Optional: true, MarkdownDescription: d}
+	}
 	fixed := func(v, d string) schema.Attribute {
 		return schema.StringAttribute{Computed: true, Default: stringdefault.StaticString(v), MarkdownDescription: d}
 	}

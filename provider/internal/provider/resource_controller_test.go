@@ -211,9 +211,18 @@ func createNodeClaim(t *testing.T, name string) {
 func checkUninstalled(*terraform.State) error {
 	ctx := context.Background()
 	for _, probe := range []func() error{
-		func() error { _, err := bed.dyn.Resource(deployments).Namespace("stowage").Get(ctx, "stowage", metav1.GetOptions{}); return err },
-		func() error { _, err := bed.dyn.Resource(namespaces).Get(ctx, "stowage", metav1.GetOptions{}); return err },
-		func() error { _, err := bed.dyn.Resource(crdResource).Get(ctx, "nodeclaims.stowage.dev", metav1.GetOptions{}); return err },
+		func() error {
+			_, err := bed.dyn.Resource(deployments).Namespace("stowage").Get(ctx, "stowage", metav1.GetOptions{})
+			return err
+		},
+		func() error {
+			_, err := bed.dyn.Resource(namespaces).Get(ctx, "stowage", metav1.GetOptions{})
+			return err
+		},
+		func() error {
+			_, err := bed.dyn.Resource(crdResource).Get(ctx, "nodeclaims.stowage.dev", metav1.GetOptions{})
+			return err
+		},
 	} {
 		if err := probe(); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("an object of the controller is still there (%v)", err)
