@@ -58,7 +58,7 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 
 // Resources lists the resources.
 func (p *Provider) Resources(context.Context) []func() resource.Resource {
-	return []func() resource.Resource{newNodePoolResource, newNodeClassResource, newNodeRoleResource, newControllerRoleResource, newControllerResource}
+	return []func() resource.Resource{newNodePoolResource, newNodeClassResource, newNodeRoleResource, newControllerRoleResource, newControllerResource, newQueueResource}
 }
 
 // DataSources lists the data sources.
