@@ -38,7 +38,8 @@ func (p *Provider) Metadata(_ context.Context, _ provider.MetadataRequest, resp 
 func (p *Provider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Declares Stowage's capacity policy (node pools and node classes) and shows, in `terraform plan`, " +
-			"what a policy costs and which nodes a change replaces.\n\n" + accessDescription,
+			"what a policy costs and which nodes a change replaces; and deploys Stowage itself: the controller's least-privilege " +
+			"IAM role, the node role, the interruption queue and its rules, and the controller in the cluster.\n\n" + accessDescription,
 		Attributes: providerAttributes(),
 	}
 }

@@ -144,7 +144,7 @@ func (r *controllerResource) ValidateConfig(ctx context.Context, req resource.Va
 	s.defaults()
 	for attr, msg := range s.validate() {
 		if attr == "region" && s.Region == "" {
-			msg = "no region: set region here, or aws_region in the provider block"
+			continue // the provider's aws_region may give it: ModifyPlan checks, with the provider configured
 		}
 		resp.Diagnostics.AddAttributeError(path.Root(attr), "Invalid "+attr, msg)
 	}
@@ -206,6 +206,10 @@ func (r *controllerResource) ModifyPlan(ctx context.Context, req resource.Modify
 	}
 	if image.IsNull() {
 		m.Image = types.StringValue(r.imageFor())
+	}
+	if m.Region.ValueString() == "" && !m.Region.IsUnknown() {
+		resp.Diagnostics.AddAttributeError(path.Root("region"), "Missing region", "set region here, or aws_region in the provider block")
+		return
 	}
 	m.Revision = types.StringUnknown()
 	if knownConfig(m) {
