@@ -114,6 +114,8 @@ var iamHandlers = map[string]func(e *Emulator, p params) (any, *APIError){
 	"RemoveRoleFromInstanceProfile": (*Emulator).iamRemoveRoleFromInstanceProfile,
 	"DeleteInstanceProfile":         (*Emulator).iamDeleteInstanceProfile,
 	"ListInstanceProfilesForRole":   (*Emulator).iamListInstanceProfilesForRole,
+	"ListInstanceProfiles":          (*Emulator).iamListInstanceProfiles,
+	"ListInstanceProfileTags":       (*Emulator).iamListInstanceProfileTags,
 }
 
 func (e *Emulator) serveIAMRolesLocked(action string, p params) (any, *APIError) {
@@ -483,4 +485,36 @@ func sortedNames[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+func (e *Emulator) iamListInstanceProfiles(p params) (any, *APIError) {
+	out := struct {
+		Profiles  []xmlProfileBody `xml:"InstanceProfiles>member"`
+		Truncated bool             `xml:"IsTruncated"`
+	}{}
+	for _, name := range sortedNames(e.iam.profiles) {
+		if prof := e.iam.profiles[name]; strings.HasPrefix(prof.Path, orDefault(p.str("PathPrefix"), "/")) {
+			res, _ := e.iamProfileResultLocked("GetInstanceProfile", name)
+			out.Profiles = append(out.Profiles, res.(profileResult).Profile)
+		}
+	}
+	return out, nil
+}
+
+func (e *Emulator) iamListInstanceProfileTags(p params) (any, *APIError) {
+	prof, ok := e.iam.profiles[p.str("InstanceProfileName")]
+	if !ok {
+		return nil, &APIError{"NoSuchEntity", "Instance Profile " + p.str("InstanceProfileName") + " cannot be found."}
+	}
+	return struct {
+		Tags      []xmlTagMember `xml:"Tags>member"`
+		Truncated bool           `xml:"IsTruncated"`
+	}{xmlTags(prof.Tags), false}, nil
+}
+
+// InstanceProfiles returns the names of every instance profile, sorted.
+func (e *Emulator) InstanceProfiles() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return sortedNames(e.iam.profiles)
 }

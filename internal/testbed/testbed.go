@@ -66,6 +66,9 @@ type Options struct {
 	BridgeInterval time.Duration
 	// OnBridgeError hears of registrations that failed (and are retried); nil ignores them.
 	OnBridgeError func(error)
+	// Bare leaves Stowage uninstalled: no CRDs, namespace, service account or
+	// RBAC, for a test that installs them itself (with Terraform).
+	Bare bool
 }
 
 func (o Options) withDefaults() Options {
@@ -153,8 +156,10 @@ func (b *Bed) start(ctx context.Context, o Options) error {
 	if b.Admin, err = client.New(b.ControlPlane.Config, client.Options{Scheme: scheme}); err != nil {
 		return fmt.Errorf("building the admin client: %w", err)
 	}
-	if err := b.install(ctx); err != nil {
-		return err
+	if !o.Bare {
+		if err := b.install(ctx); err != nil {
+			return err
+		}
 	}
 	if b.KubernetesVersion, err = operator.KubernetesVersion(b.AsStowage); err != nil {
 		return err

@@ -231,6 +231,16 @@ func (r *controllerResource) Delete(ctx context.Context, req resource.DeleteRequ
 	}
 	if err != nil {
 		resp.Diagnostics.AddError("Removing the controller", err.Error())
+		return
+	}
+	// Its instances are gone with the NodeClaims: what it kept for reuse goes too.
+	cfg, err := r.access.AWS(ctx)
+	if err == nil {
+		err = cleanupAWS(ctx, cfg, m.ClusterName.ValueString())
+	}
+	if err != nil {
+		resp.Diagnostics.AddWarning("Deleting the controller's launch templates and instance profiles",
+			err.Error()+"; delete those tagged for the cluster by hand (stowage.dev/cluster, kubernetes.io/cluster/<name>)")
 	}
 }
 

@@ -8,6 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -113,7 +118,10 @@ func TestAccController(t *testing.T) {
 			},
 			{Config: controllerConfig(updated), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
 			{
-				PreConfig:   func() { createNodeClaim(t, "acc-left-behind") },
+				PreConfig: func() {
+					createNodeClaim(t, "acc-left-behind")
+					leaveControllerLitter(t) // which the destroy takes away
+				},
 				Config:      controllerConfig(updated),
 				Destroy:     true,
 				ExpectError: regexp.MustCompile(`(?s)1 NodeClaims still exist \(acc-left-behind\).*destroy_node_claims = true`),
@@ -231,7 +239,36 @@ func checkUninstalled(*terraform.State) error {
 	if n, err := bed.dyn.Resource(kube.Resource("nodeclaims")).List(ctx, metav1.ListOptions{}); err == nil && len(n.Items) > 0 {
 		return fmt.Errorf("%d NodeClaims left", len(n.Items))
 	}
+	if lts := access.emu.LaunchTemplates(); len(lts) > 0 {
+		return fmt.Errorf("launch templates left: %v", lts)
+	}
+	if ps := access.emu.InstanceProfiles(); slices.Contains(ps, "stowage_acclitter") {
+		return fmt.Errorf("the controller's instance profile is left: %v", ps)
+	}
 	return nil
+}
+
+// leaveControllerLitter makes what the controller makes for a cluster and
+// keeps: a launch template and an instance profile holding a node role.
+func leaveControllerLitter(t *testing.T) {
+	ctx := context.Background()
+	_, err := ec2.NewFromConfig(adminAWS()).CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{LaunchTemplateName: awssdk.String("stowage/acc/litter"),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: awssdk.String("ami-0123")},
+		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate,
+			Tags: []ec2types.Tag{{Key: awssdk.String("stowage.dev/cluster"), Value: awssdk.String("acc")}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := iam.NewFromConfig(adminAWS())
+	access.emu.AddRole("acc-litter-node")
+	if _, err := c.CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{InstanceProfileName: awssdk.String("stowage_acclitter"),
+		Tags: []iamtypes.Tag{{Key: awssdk.String("kubernetes.io/cluster/acc"), Value: awssdk.String("owned")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AddRoleToInstanceProfile(ctx, &iam.AddRoleToInstanceProfileInput{InstanceProfileName: awssdk.String("stowage_acclitter"),
+		RoleName: awssdk.String("acc-litter-node")}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // reinstallCRDs puts back the CRDs the controller's destroy removed.

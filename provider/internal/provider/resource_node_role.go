@@ -368,8 +368,11 @@ func (r *nodeRoleResource) Delete(ctx context.Context, req resource.DeleteReques
 		return
 	}
 	if _, err := c.DeleteInstanceProfile(ctx, &iam.DeleteInstanceProfileInput{InstanceProfileName: aws.String(name)}); err != nil && !isNotFound(err) {
-		resp.Diagnostics.AddError("Deleting the node role's instance profile", err.Error()+
-			"; if a node class's own instance profile (not this one) holds the role, remove the role from it first")
+		resp.Diagnostics.AddError("Deleting the node role's instance profile", err.Error())
+		return
+	}
+	if err := freeRole(ctx, c, name); err != nil {
+		resp.Diagnostics.AddError("Freeing the node role", err.Error())
 		return
 	}
 	if err := deleteRole(ctx, c, name); err != nil {
