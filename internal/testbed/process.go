@@ -132,7 +132,8 @@ func (b *Bed) podEnvironment(ctx context.Context, d appsv1.Deployment, sa corev1
 		return nil, err
 	}
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + o.Dir, "KUBECONFIG=" + kubeconfig,
-		"AWS_ENDPOINT_URL=" + o.AWSEndpoint, "AWS_CA_BUNDLE=" + o.AWSCABundle, "AWS_EC2_METADATA_DISABLED=true",
+		// The web identity provider's STS client is made before the general endpoint is read.
+		"AWS_ENDPOINT_URL=" + o.AWSEndpoint, "AWS_ENDPOINT_URL_STS=" + o.AWSEndpoint, "AWS_CA_BUNDLE=" + o.AWSCABundle, "AWS_EC2_METADATA_DISABLED=true",
 		"AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull}
 	if role := sa.Annotations["eks.amazonaws.com/role-arn"]; role != "" {
 		idToken, err := b.serviceAccountToken(ctx, sa.Name, []string{"sts.amazonaws.com"})
