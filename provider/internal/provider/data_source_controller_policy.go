@@ -74,9 +74,13 @@ func (d *controllerPolicyDataSource) Schema(_ context.Context, _ datasource.Sche
 			"account_id": schema.StringAttribute{Optional: true, MarkdownDescription: "Account of the cluster; the node roles' account when unset."},
 			"node_role_arns": schema.ListAttribute{Required: true, ElementType: types.StringType, MarkdownDescription: "ARNs of the roles " +
 				"the node classes name (`stowage_node_role.arn`): the only roles the controller may pass, and only to EC2."},
-			"node_pools": schema.DynamicAttribute{Optional: true, MarkdownDescription: "The pools the controller launches for, a list of " +
-				"`stowage_node_pool` resources (through a local, as for `stowage_plan`): launches must be tagged with one of their names, " +
-				"and be of an instance type one of them allows (from the built-in catalogue). Without it, any pool and any type."},
+			"node_pools": schema.DynamicAttribute{Optional: true, MarkdownDescription: "The pools the controller launches for: launches " +
+				"must be tagged with one of their names, and be of an instance type one of them allows (from the built-in catalogue). " +
+				"A list of objects with each pool's `name` and `requirement`s, or of `stowage_node_pool` resources through a local (as " +
+				"for `stowage_plan`). When the pools depend on a `stowage_controller` that runs as the role holding this policy, build " +
+				"the objects from the values the pools are made of (see the example): a reference to the pool resources would order " +
+				"the role's deletion before the pools', and the controller would lose its permissions while it drains their nodes. " +
+				"Without `node_pools`, any pool and any type."},
 			"instance_types": schema.ListAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "More instance " +
 				"types to allow, beyond the pools'; with neither, any type."},
 			"json": schema.StringAttribute{Computed: true, MarkdownDescription: "The policy document, compact JSON."},
