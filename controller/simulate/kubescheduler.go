@@ -194,8 +194,13 @@ func (w *world) bind(ctx context.Context, sp *simPod, node string) error {
 	return nil
 }
 
+// markUnschedulable sets the pod's PodScheduled condition to Unschedulable
+// with reason as its message. Like kube-scheduler, it writes the pod whenever
+// the condition changes, the message included (the node count in it, for
+// one): that update is what wakes an autoscaler's pod watch again.
 func (w *world) markUnschedulable(ctx context.Context, sp *simPod, reason string) error {
-	if isUnschedulable(sp.pod) {
+	old := scheduledCondition(sp.pod)
+	if old != nil && old.Status == corev1.ConditionFalse && old.Reason == corev1.PodReasonUnschedulable && old.Message == reason {
 		return nil
 	}
 	marked := sp.pod.DeepCopy()
@@ -204,18 +209,29 @@ func (w *world) markUnschedulable(ctx context.Context, sp *simPod, reason string
 		return fmt.Errorf("marking pod %s unschedulable: %w", sp.key, err)
 	}
 	sp.pod = marked
-	w.unschedulable(marked)
 	return nil
 }
 
+func scheduledCondition(pod *corev1.Pod) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == corev1.PodScheduled {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// setScheduled sets the PodScheduled condition; its transition time moves
+// only when its status does, as the API's conditions do.
 func setScheduled(pod *corev1.Pod, status corev1.ConditionStatus, reason, message string, now time.Time) {
 	cond := corev1.PodCondition{Type: corev1.PodScheduled, Status: status, Reason: reason, Message: message,
 		LastTransitionTime: metav1.NewTime(now)}
-	for i, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodScheduled {
-			pod.Status.Conditions[i] = cond
-			return
+	if old := scheduledCondition(pod); old != nil {
+		if old.Status == status {
+			cond.LastTransitionTime = old.LastTransitionTime
 		}
+		*old = cond
+		return
 	}
 	pod.Status.Conditions = append(pod.Status.Conditions, cond)
 }
