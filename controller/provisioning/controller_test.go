@@ -130,6 +130,12 @@ func TestALapsedNominationPlansThePodAgain(t *testing.T) {
 	node := statetest.Node("ip-10-0-0-9", "", "8", "32Gi")
 	node.Status.Conditions[0].LastTransitionTime = metav1.NewTime(statetest.Epoch)
 	f.env.Create(t, node)
+	// The API server registers a node with the not-ready taint; the node
+	// lifecycle controller, not running here, lifts it once it is Ready.
+	node.Spec.Taints = nil
+	if err := f.env.Client.Update(t.Context(), node); err != nil {
+		t.Fatal(err)
+	}
 	f.startController(t)
 	pod := f.pending(t, f.env.Cluster, "web", "1")
 	f.closeWindows(t, f.expectNominations(pod, 1))

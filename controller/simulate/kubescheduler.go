@@ -155,16 +155,17 @@ func (w *world) scheduleTopological(ctx context.Context, pods []*simPod) error {
 	snap := w.cluster.Snapshot(pending, nil)
 	var ready []*scheduler.StateNode
 	for _, n := range snap.Nodes {
-		if n.Node == nil || !nodeReady(n.Node) || n.MarkedForDeletion || n.Node.DeletionTimestamp != nil {
+		if n.Node == nil || !nodeReady(n.Node) || n.Node.Spec.Unschedulable || n.MarkedForDeletion || n.Node.DeletionTimestamp != nil {
 			continue
 		}
-		// kube-scheduler counts the pods bound to a node, not those Stowage
-		// nominated to it.
-		bound := *n
+		// kube-scheduler sees the node as it is, not as it will be once
+		// initialized (without its claim, the solver keeps every taint), and
+		// counts the pods bound to it, not those Stowage nominated to it.
+		bound := scheduler.StateNode{Node: n.Node}
 		bound.Pods = slices.DeleteFunc(slices.Clone(n.Pods), func(p *corev1.Pod) bool { return p.Spec.NodeName != n.Node.Name })
 		ready = append(ready, &bound)
 	}
-	snap.Nodes, snap.NodePools, snap.InstanceTypes = ready, nil, nil
+	snap.Nodes, snap.NodePools, snap.InstanceTypes, snap.DaemonSets = ready, nil, nil, nil
 	results := scheduler.Solve(snap, scheduler.Options{})
 	for _, pl := range results.Existing {
 		if err := w.bind(ctx, w.pods[pl.Pod.Namespace+"/"+pl.Pod.Name], pl.Node); err != nil {
