@@ -50,7 +50,7 @@ func (w *world) schedulePods(ctx context.Context) error {
 	full := map[*workloadState]bool{}
 	for _, sp := range simple {
 		if sp.workload != nil && full[sp.workload] {
-			if err := w.markUnschedulable(ctx, sp, fmt.Sprintf("0/%d nodes are available: no node has room and matches", len(nodes))); err != nil {
+			if err := w.markUnschedulable(ctx, sp, w.noNode("no node has room and matches")); err != nil {
 				return err
 			}
 			continue
@@ -63,7 +63,7 @@ func (w *world) schedulePods(ctx context.Context) error {
 			continue
 		}
 		full[sp.workload] = true
-		if err := w.markUnschedulable(ctx, sp, fmt.Sprintf("0/%d nodes are available: no node has room and matches", len(nodes))); err != nil {
+		if err := w.markUnschedulable(ctx, sp, w.noNode("no node has room and matches")); err != nil {
 			return err
 		}
 	}
@@ -173,7 +173,7 @@ func (w *world) scheduleTopological(ctx context.Context, pods []*simPod) error {
 		}
 	}
 	for _, u := range results.Unschedulable {
-		if err := w.markUnschedulable(ctx, w.pods[u.Pod.Namespace+"/"+u.Pod.Name], u.Reason); err != nil {
+		if err := w.markUnschedulable(ctx, w.pods[u.Pod.Namespace+"/"+u.Pod.Name], w.noNode(u.Reason)); err != nil {
 			return err
 		}
 	}
@@ -193,6 +193,12 @@ func (w *world) bind(ctx context.Context, sp *simPod, node string) error {
 	w.unbound--
 	w.starting = append(w.starting, sp)
 	return nil
+}
+
+// noNode is kube-scheduler's message for a pod no node takes: the count of
+// every node in the cluster, then why.
+func (w *world) noNode(why string) string {
+	return fmt.Sprintf("0/%d nodes are available: %s", w.kube.mirror.count(&corev1.Node{}), why)
 }
 
 // markUnschedulable sets the pod's PodScheduled condition to Unschedulable
