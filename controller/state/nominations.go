@@ -72,26 +72,38 @@ func (c *Cluster) LapseNominations() ([]*corev1.Pod, time.Time) {
 		}
 		delete(c.nominations, k)
 		changed = true
-		if n := c.find(nom.target); n != nil && at.Add(NominationGrace).After(n.nominatedUntil) {
-			n.nominatedUntil = at.Add(NominationGrace)
+		if n := c.find(nom.target); n != nil {
+			n.nominatedUntil = later(n.nominatedUntil, at.Add(NominationGrace))
 		}
 		if p, ok := c.pods[k]; ok && pending(p) {
 			lapsed = append(lapsed, p)
 		}
 	}
+	ended, until := c.endNominatedWindows(now)
+	if changed || ended {
+		c.gen++
+	}
+	if !until.IsZero() {
+		next = earliest(next, until)
+	}
+	return lapsed, next
+}
+
+// endNominatedWindows clears the nominated windows that have passed, and
+// returns whether any did and when the next one ends. c.mu is held.
+func (c *Cluster) endNominatedWindows(now time.Time) (bool, time.Time) {
+	ended := false
+	var next time.Time
 	for _, n := range c.nodes {
 		switch {
 		case n.nominatedUntil.IsZero():
 		case now.Before(n.nominatedUntil):
 			next = earliest(next, n.nominatedUntil)
 		default:
-			n.nominatedUntil, changed = time.Time{}, true
+			n.nominatedUntil, ended = time.Time{}, true
 		}
 	}
-	if changed {
-		c.gen++
-	}
-	return lapsed, next
+	return ended, next
 }
 
 // live reports whether a nomination holds at now. c.mu is held.
