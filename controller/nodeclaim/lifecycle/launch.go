@@ -136,12 +136,31 @@ func (c *Controller) offeringsLeft(ctx context.Context, claim *v1alpha1.NodeClai
 	if err != nil {
 		return false, fmt.Errorf("listing the instance types of nodepool %s: %w", pool.Name, err)
 	}
+	return anyOfferingLeft(types, claim), nil
+}
+
+// anyOfferingLeft reports whether one of types that the claim allows, with
+// room for its requests, has an available offering the claim allows.
+func anyOfferingLeft(types []*cloudprovider.InstanceType, claim *v1alpha1.NodeClaim) bool {
 	reqs := scheduling.FromAPI(claim.Spec.Requirements)
 	requests := scheduling.FromList(claim.Spec.Resources.Requests)
 	return slices.ContainsFunc(types, func(it *cloudprovider.InstanceType) bool {
-		return it.Requirements.Intersects(reqs) && requests.Fits(it.Allocatable()) &&
+		return it.Requirements.Intersects(typeKeys(reqs, it)) && requests.Fits(it.Allocatable()) &&
 			len(it.Offerings.Available().Compatible(reqs)) > 0
-	}), nil
+	})
+}
+
+// typeKeys keeps the requirements on labels the instance type defines: the
+// claim's others (its pool's, the pool template's own labels) are the node's
+// to carry, not the type's.
+func typeKeys(reqs scheduling.Requirements, it *cloudprovider.InstanceType) scheduling.Requirements {
+	out := scheduling.Requirements{}
+	for key, r := range reqs {
+		if _, ok := it.Requirements[key]; ok {
+			out[key] = r
+		}
+	}
+	return out
 }
 
 // deleteShort deletes a claim every offering of which is short; lerr, when
