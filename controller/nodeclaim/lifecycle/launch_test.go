@@ -40,4 +40,3 @@ func TestShortageOfEveryAllowedOfferingDeletesTheClaim(t *testing.T) {
 	e.ExpectCounter("launch_failures_total{reason=InsufficientCapacity}",
 		lifecycle.LaunchFailures.WithLabelValues(pool.Name, lifecycle.ReasonInsufficientCapacity), 0, 1)
 }
-
