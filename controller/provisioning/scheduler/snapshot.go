@@ -40,6 +40,9 @@ type StateNode struct {
 	Pods []*corev1.Pod
 	// MarkedForDeletion nodes take no new pods, and their pods are about to need a home.
 	MarkedForDeletion bool
+	// Nominated nodes were chosen for pending pods that have not bound yet:
+	// they are not empty, whatever Pods says, and disruption leaves them be.
+	Nominated bool
 }
 
 // Name is the node's name, or the NodeClaim's while it has no node.
