@@ -15,6 +15,7 @@ import (
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/catalogue"
+	"github.com/stowage-dev/stowage/controller/manifest"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/snapshotfile"
 )
@@ -100,7 +101,7 @@ func loadSnapshot(f scheduleFlags) (*scheduler.Snapshot, error) {
 	defer file.Close()
 	objs, err := snapshotfile.Read(file)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", f.snapshot, err)
+		return nil, fileError(f.snapshot, err)
 	}
 	snap := objs.Snapshot(snapshotfile.Options{Infos: infos, Defaults: catalogue.DefaultOptions(), Unavailable: f.unavailable})
 	for _, u := range f.unavailable {
@@ -109,6 +110,16 @@ func loadSnapshot(f scheduleFlags) (*scheduler.Snapshot, error) {
 		}
 	}
 	return snap, nil
+}
+
+// fileError names the file in err: on every line-numbered error it holds
+// ("FILE:LINE: ..."), or before it.
+func fileError(name string, err error) error {
+	var me *manifest.Error
+	if errors.As(err, &me) {
+		return manifest.InFile(name, err)
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 // offered reports whether some pool's instance types have an offering u names, so
