@@ -73,15 +73,19 @@ type kind struct {
 }
 
 var kinds = map[string]kind{
-	"Pod":                   {"v1", true, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.Pods, m) }},
-	"Node":                  {"v1", false, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.Nodes, m) }},
-	"DaemonSet":             {"apps/v1", true, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.DaemonSets, m) }},
-	"PersistentVolumeClaim": {"v1", true, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.PersistentVolumeClaims, m) }},
-	"PersistentVolume":      {"v1", false, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.PersistentVolumes, m) }},
-	"StorageClass":          {"storage.k8s.io/v1", false, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.StorageClasses, m) }},
-	"NodePool":              {v1alpha1.SchemeGroupVersion.String(), false, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.NodePools, m) }},
-	"NodeClass":             {v1alpha1.SchemeGroupVersion.String(), false, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.NodeClasses, m) }},
-	"NodeClaim":             {v1alpha1.SchemeGroupVersion.String(), false, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.NodeClaims, m) }},
+	"Pod":       {"v1", true, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.Pods, m) }},
+	"Node":      {"v1", false, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.Nodes, m) }},
+	"DaemonSet": {"apps/v1", true, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.DaemonSets, m) }},
+	"PersistentVolumeClaim": {"v1", true, func(o *Objects, m *manifest.Object) (metav1.Object, error) {
+		return decodeInto(&o.PersistentVolumeClaims, m)
+	}},
+	"PersistentVolume": {"v1", false, func(o *Objects, m *manifest.Object) (metav1.Object, error) {
+		return decodeInto(&o.PersistentVolumes, m)
+	}},
+	"StorageClass": {"storage.k8s.io/v1", false, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.StorageClasses, m) }},
+	"NodePool":     {v1alpha1.SchemeGroupVersion.String(), false, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.NodePools, m) }},
+	"NodeClass":    {v1alpha1.SchemeGroupVersion.String(), false, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.NodeClasses, m) }},
+	"NodeClaim":    {v1alpha1.SchemeGroupVersion.String(), false, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.NodeClaims, m) }},
 }
 
 // add decodes one object after checking its kind, apiVersion, name and namespace.
