@@ -112,6 +112,12 @@ func (d document) objects() ([]*Object, error) {
 		return nil, nil
 	}
 	offset := d.start - 1
+	// The converter of the API machinery first: its parser puts syntax errors
+	// on the right line, where the node parser's can be one line early.
+	js, err := yaml.YAMLToJSON(d.text)
+	if err != nil {
+		return nil, syntaxError(err, offset)
+	}
 	var root yaml3.Node
 	if err := yaml3.Unmarshal(d.text, &root); err != nil {
 		return nil, syntaxError(err, offset)
@@ -122,10 +128,6 @@ func (d document) objects() ([]*Object, error) {
 	}
 	if node.Kind != yaml3.MappingNode {
 		return nil, &Error{Line: node.Line + offset, Detail: "not an object: want a mapping with apiVersion, kind and metadata"}
-	}
-	js, err := yaml.YAMLToJSON(d.text)
-	if err != nil {
-		return nil, syntaxError(err, offset)
 	}
 	obj, h, err := newObject(js, node, offset, d.index, -1)
 	if err != nil {

@@ -6,7 +6,6 @@
 package simulate
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -18,10 +17,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/manifest"
 )
 
 // ScenarioKind and ScenarioAPIVersion identify the scenario document of a file.
@@ -42,6 +41,11 @@ type Scenario struct {
 	Deployments []*appsv1.Deployment
 	Jobs        []*batchv1.Job
 	DaemonSets  []*appsv1.DaemonSet
+
+	// doc is the Scenario document, where holds every other object, to put
+	// validation errors on their lines
+	doc   *manifest.Object
+	where map[any]*manifest.Object
 }
 
 // ScenarioSpec is the timeline.
@@ -151,49 +155,27 @@ type scenarioDocument struct {
 	Spec              ScenarioSpec `json:"spec"`
 }
 
-// ReadScenario parses a scenario file strictly: an unknown kind or field, a
-// duplicate object, or an invalid value is an error naming the document, the
-// object and the field.
+// ReadScenario parses a scenario file strictly: an unknown kind or field, an
+// apiVersion that is not the kind's, a duplicate object, a negative request
+// or an invalid value is an error naming its line, the object and the field.
+// Workloads without a namespace are in "default".
 func ReadScenario(r io.Reader) (*Scenario, error) {
-	s := &Scenario{}
-	seen := map[string]string{}
-	docs := utilyaml.NewYAMLReader(bufio.NewReader(r))
-	found := false
-	for i := 1; ; i++ {
-		doc, err := docs.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading document %d: %w", i, err)
-		}
-		if blank(doc) {
-			continue
-		}
-		where := fmt.Sprintf("document %d", i)
-		var tm struct {
-			metav1.TypeMeta `json:",inline"`
-			Metadata        metav1.ObjectMeta `json:"metadata"`
-		}
-		if err := yaml.Unmarshal(doc, &tm); err != nil {
-			return nil, fmt.Errorf("%s: parsing YAML: %w", where, err)
-		}
-		id := tm.Kind + " " + objectKey(tm.Metadata.Namespace, tm.Metadata.Name)
-		if first, dup := seen[id]; dup {
-			return nil, fmt.Errorf("%s: %s is already in %s; remove one of them", where, id, first)
-		}
-		seen[id] = where
-		if tm.Kind == ScenarioKind {
-			if found {
-				return nil, fmt.Errorf("%s: a file holds one Scenario document", where)
-			}
-			found = true
-		}
-		if err := s.add(doc, tm.Kind, tm.APIVersion); err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", where, id, err)
+	s := &Scenario{where: map[any]*manifest.Object{}}
+	objs, err := manifest.Read(r)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]int{}
+	var errs []error
+	for _, m := range objs {
+		if err := s.add(m, seen); err != nil {
+			errs = append(errs, err)
 		}
 	}
-	if !found {
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if s.doc == nil {
 		return nil, fmt.Errorf("no %s document (apiVersion %s): add one with spec.duration and spec.workloads", ScenarioKind, ScenarioAPIVersion)
 	}
 	if err := s.validate(); err != nil {
@@ -202,58 +184,85 @@ func ReadScenario(r io.Reader) (*Scenario, error) {
 	return s, nil
 }
 
-func blank(doc []byte) bool {
-	for _, line := range strings.Split(string(doc), "\n") {
-		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
-			return false
-		}
-	}
-	return true
+// scenarioKinds are the kinds of a scenario file: apiVersion, and whether the
+// kind is namespaced.
+var scenarioKinds = map[string]struct {
+	apiVersion string
+	namespaced bool
+}{
+	ScenarioKind: {ScenarioAPIVersion, false},
+	"NodePool":   {v1alpha1.SchemeGroupVersion.String(), false},
+	"NodeClass":  {v1alpha1.SchemeGroupVersion.String(), false},
+	"Deployment": {"apps/v1", true},
+	"Job":        {"batch/v1", true},
+	"DaemonSet":  {"apps/v1", true},
 }
 
-func objectKey(ns, name string) string {
-	if ns == "" {
-		return name
+// add checks one object's kind, apiVersion, name and namespace, and decodes it.
+func (s *Scenario) add(m *manifest.Object, seen map[string]int) error {
+	k, ok := scenarioKinds[m.Kind]
+	switch {
+	case !ok:
+		return m.Errorf("kind", "kind %q is not part of a scenario; use Scenario, NodePool, NodeClass, Deployment, Job or DaemonSet", m.Kind)
+	case m.APIVersion != k.apiVersion:
+		return m.Errorf("apiVersion", "%q is not the apiVersion of %s: use %s", m.APIVersion, m.Kind, k.apiVersion)
+	case m.Kind == ScenarioKind && s.doc != nil:
+		return m.Errorf("kind", "a file holds one Scenario document; the first is on line %d", s.doc.Line())
+	case m.Name == "" && m.Kind != ScenarioKind:
+		return m.Errorf("metadata.name", "Required value: name the object")
+	case k.namespaced && m.Namespace == "":
+		m.Namespace = metav1.NamespaceDefault
+	case !k.namespaced && m.Namespace != "":
+		return m.Errorf("metadata.namespace", "%s is cluster-scoped; remove the namespace", m.Kind)
 	}
-	return ns + "/" + name
+	if first, dup := seen[m.ID()]; dup {
+		return m.Errorf("metadata.name", "%s is already on line %d; remove one of them", m.ID(), first)
+	}
+	seen[m.ID()] = m.Line()
+	return s.decode(m)
 }
 
-// add decodes one document by its kind.
-func (s *Scenario) add(doc []byte, kind, apiVersion string) error {
-	strict := func(into any) error { return yaml.UnmarshalStrict(doc, into) }
-	switch kind {
+// decode decodes one object by its kind.
+func (s *Scenario) decode(m *manifest.Object) error {
+	var obj metav1.Object
+	var err error
+	switch m.Kind {
 	case ScenarioKind:
-		if apiVersion != ScenarioAPIVersion {
-			return fmt.Errorf("apiVersion %q: use %s", apiVersion, ScenarioAPIVersion)
-		}
 		var d scenarioDocument
-		if err := strict(&d); err != nil {
+		if err := m.Decode(&d); err != nil {
 			return err
 		}
-		s.Name, s.Spec = d.Name, d.Spec
+		s.Name, s.Spec, s.doc = d.Name, d.Spec, m
+		return nil
 	case "NodePool":
-		return decodeAppend(strict, &s.NodePools)
+		obj, err = decodeAppend(m, &s.NodePools)
 	case "NodeClass":
-		return decodeAppend(strict, &s.NodeClasses)
+		obj, err = decodeAppend(m, &s.NodeClasses)
 	case "Deployment":
-		return decodeAppend(strict, &s.Deployments)
+		obj, err = decodeAppend(m, &s.Deployments)
 	case "Job":
-		return decodeAppend(strict, &s.Jobs)
+		obj, err = decodeAppend(m, &s.Jobs)
 	case "DaemonSet":
-		return decodeAppend(strict, &s.DaemonSets)
-	default:
-		return fmt.Errorf("kind %q is not part of a scenario; use Scenario, NodePool, NodeClass, Deployment, Job or DaemonSet", kind)
+		obj, err = decodeAppend(m, &s.DaemonSets)
 	}
+	if err != nil {
+		return err
+	}
+	obj.SetNamespace(m.Namespace)
+	s.where[obj] = m
 	return nil
 }
 
-func decodeAppend[T any](strict func(any) error, list *[]*T) error {
-	obj := new(T)
-	if err := strict(obj); err != nil {
-		return err
+func decodeAppend[T any, PT interface {
+	*T
+	metav1.Object
+}](m *manifest.Object, list *[]PT) (metav1.Object, error) {
+	obj := PT(new(T))
+	if err := m.Decode(obj); err != nil {
+		return nil, err
 	}
 	*list = append(*list, obj)
-	return nil
+	return obj, nil
 }
 
 // validate checks the timeline and the objects it names; every message names
@@ -261,7 +270,11 @@ func decodeAppend[T any](strict func(any) error, list *[]*T) error {
 func (s *Scenario) validate() error {
 	var errs []error
 	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("Scenario %s: spec.%s: %s", s.Name, field, fmt.Sprintf(format, args...)))
+		if s.doc == nil { // built in code rather than read
+			errs = append(errs, fmt.Errorf("Scenario %s: spec.%s: %s", s.Name, field, fmt.Sprintf(format, args...)))
+			return
+		}
+		errs = append(errs, s.doc.Errorf("spec."+field, format, args...))
 	}
 	sp := &s.Spec
 	if sp.Duration.Duration <= 0 {
@@ -316,19 +329,37 @@ func (s *Scenario) validate() error {
 			}
 		}
 	}
+	return errors.Join(append(errs, s.validateObjects()...)...)
+}
+
+// validateObjects checks the pools, classes and workloads' pod templates,
+// each error on its line.
+func (s *Scenario) validateObjects() []error {
+	var errs []error
+	check := func(obj any, list field.ErrorList) {
+		if m := s.where[obj]; m != nil && len(list) > 0 {
+			errs = append(errs, m.FieldErrors(list)...)
+		}
+	}
 	for _, np := range s.NodePools {
 		np.SetDefaults()
-		if es := np.Validate(); len(es) > 0 {
-			errs = append(errs, fmt.Errorf("NodePool %s: %w", np.Name, es.ToAggregate()))
-		}
+		check(np, np.Validate())
 	}
 	for _, nc := range s.NodeClasses {
 		nc.SetDefaults()
-		if es := nc.Validate(); len(es) > 0 {
-			errs = append(errs, fmt.Errorf("NodeClass %s: %w", nc.Name, es.ToAggregate()))
-		}
+		check(nc, nc.Validate())
 	}
-	return errors.Join(errs...)
+	template := field.NewPath("spec", "template", "spec")
+	for _, d := range s.Deployments {
+		check(d, manifest.ValidatePodSpec(template, &d.Spec.Template.Spec))
+	}
+	for _, j := range s.Jobs {
+		check(j, manifest.ValidatePodSpec(template, &j.Spec.Template.Spec))
+	}
+	for _, ds := range s.DaemonSets {
+		check(ds, manifest.ValidatePodSpec(template, &ds.Spec.Template.Spec))
+	}
+	return errs
 }
 
 func (s *Scenario) validateWorkload(f string, w *Workload, bad func(string, string, ...any)) {

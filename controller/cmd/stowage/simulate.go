@@ -61,7 +61,7 @@ func (f *simulateFlags) run(stdout, stderr io.Writer) error {
 	defer file.Close()
 	s, err := simulate.ReadScenario(file)
 	if err != nil {
-		return fmt.Errorf("%s: %w", f.scenario, err)
+		return fileError(f.scenario, err)
 	}
 	opts := simulate.Options{CompareCAS: f.compare == "cas"}
 	if f.seed != 0 {
