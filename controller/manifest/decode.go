@@ -1,10 +1,12 @@
 package manifest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 
 	yaml3 "go.yaml.in/yaml/v3"
@@ -89,10 +91,11 @@ func (o *Object) decodeError(typ reflect.Type, err error) error {
 		e.Field, e.Line = path, line+o.offset
 		return e
 	}
-	if bad := badQuantities(typ, o.node, ""); len(bad) > 0 {
+	if bad := badValues(typ, o.json, ""); len(bad) > 0 {
 		errs := make([]error, 0, len(bad))
 		for _, b := range bad {
-			errs = append(errs, o.errorf(b.path, "%q is not a quantity: write e.g. 500m, 2, 4Gi or 512Mi", b.value))
+			ft := typeAt(typ, b.path)
+			errs = append(errs, o.errorf(b.path, "%s", b.detail(ft)))
 		}
 		return errors.Join(errs...)
 	}
@@ -135,51 +138,81 @@ func join(prefix, name string) string {
 	return prefix + "." + name
 }
 
-type badQuantity struct{ path, value string }
+// badValue is a value its Go type refused, and why.
+type badValue struct {
+	path string
+	raw  json.RawMessage
+	err  error
+}
 
-var quantityType = reflect.TypeOf(resource.Quantity{})
+var (
+	quantityType    = reflect.TypeOf(resource.Quantity{})
+	unmarshalerType = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
+)
 
-// badQuantities walks the YAML beside the Go type it decodes into and lists
-// every string in a quantity's place that does not parse as one: the JSON
-// decoder reports such a value without saying where it is.
-func badQuantities(typ reflect.Type, node *yaml3.Node, path string) []badQuantity {
+// badValues walks the JSON beside the Go type it decodes into and lists every
+// value a type with its own decoding (a quantity, a time, a duration) refuses:
+// the JSON decoder reports such a value without saying where it is.
+func badValues(typ reflect.Type, raw json.RawMessage, path string) []badValue {
 	for typ.Kind() == reflect.Pointer {
 		typ = typ.Elem()
 	}
-	if node == nil || node.Kind == yaml3.AliasNode {
+	if reflect.PointerTo(typ).Implements(unmarshalerType) {
+		if err := json.Unmarshal(raw, reflect.New(typ).Interface()); err != nil {
+			return []badValue{{path, raw, err}}
+		}
 		return nil
 	}
-	switch {
-	case typ == quantityType:
-		if node.Kind != yaml3.ScalarNode {
-			return []badQuantity{{path, "(not a scalar)"}}
+	var out []badValue
+	switch typ.Kind() {
+	case reflect.Struct:
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(raw, &fields) != nil {
+			return nil
 		}
-		if _, err := resource.ParseQuantity(node.Value); err != nil {
-			return []badQuantity{{path, node.Value}}
-		}
-		return nil
-	case typ.Kind() == reflect.Struct && node.Kind == yaml3.MappingNode:
-		var out []badQuantity
-		for i := 0; i+1 < len(node.Content); i += 2 {
-			if ft, ok := fieldType(typ, node.Content[i].Value); ok {
-				out = append(out, badQuantities(ft, node.Content[i+1], join(path, node.Content[i].Value))...)
+		for _, name := range sortedKeys(fields) {
+			if ft, ok := fieldType(typ, name); ok {
+				out = append(out, badValues(ft, fields[name], join(path, name))...)
 			}
 		}
-		return out
-	case typ.Kind() == reflect.Slice && node.Kind == yaml3.SequenceNode:
-		var out []badQuantity
-		for i, item := range node.Content {
-			out = append(out, badQuantities(typ.Elem(), item, fmt.Sprintf("%s[%d]", path, i))...)
+	case reflect.Slice:
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return nil
 		}
-		return out
-	case typ.Kind() == reflect.Map && node.Kind == yaml3.MappingNode:
-		var out []badQuantity
-		for i := 0; i+1 < len(node.Content); i += 2 {
-			out = append(out, badQuantities(typ.Elem(), node.Content[i+1], fmt.Sprintf("%s[%s]", path, node.Content[i].Value))...)
+		for i, item := range items {
+			out = append(out, badValues(typ.Elem(), item, fmt.Sprintf("%s[%d]", path, i))...)
 		}
-		return out
+	case reflect.Map:
+		var values map[string]json.RawMessage
+		if json.Unmarshal(raw, &values) != nil {
+			return nil
+		}
+		for _, k := range sortedKeys(values) {
+			out = append(out, badValues(typ.Elem(), values[k], fmt.Sprintf("%s[%s]", path, k))...)
+		}
 	}
-	return nil
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// detail says what is wrong with a refused value and how to write it.
+func (b badValue) detail(typ reflect.Type) string {
+	for typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
+	}
+	if typ == quantityType {
+		return fmt.Sprintf("%s is not a quantity: write e.g. 500m, 2, 4Gi or 512Mi", b.raw)
+	}
+	return fmt.Sprintf("%s: %v", b.raw, b.err)
 }
 
 // fieldType is the type of the struct field JSON calls name, looking through
@@ -212,4 +245,24 @@ func fieldType(typ reflect.Type, name string) (reflect.Type, bool) {
 		}
 	}
 	return nil, false
+}
+
+// typeAt is the Go type at a path badValues produced.
+func typeAt(typ reflect.Type, path string) reflect.Type {
+	for _, seg := range segments(path) {
+		for typ.Kind() == reflect.Pointer {
+			typ = typ.Elem()
+		}
+		switch typ.Kind() {
+		case reflect.Struct:
+			ft, ok := fieldType(typ, seg)
+			if !ok {
+				return typ
+			}
+			typ = ft
+		case reflect.Slice, reflect.Map:
+			typ = typ.Elem()
+		}
+	}
+	return typ
 }

@@ -63,12 +63,13 @@ func visit(err error, f func(*Error)) {
 var yamlLine = regexp.MustCompile(`^(?:error converting YAML to JSON: )?yaml: line (\d+): `)
 
 // syntaxError turns a YAML parser's error, whose line counts from the start
-// of the document, into an Error on the line of the file.
-func syntaxError(err error, offset int) error {
+// of the document, into an Error on the line of the file; the document has
+// lines lines (a parser may point past the last one at the end of input).
+func syntaxError(err error, offset, lines int) error {
 	msg := err.Error()
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
-		return &Error{Line: n + offset, Detail: "YAML syntax: " + msg[len(m[0]):]}
+		return &Error{Line: min(max(n, 1), lines) + offset, Detail: "YAML syntax: " + msg[len(m[0]):]}
 	}
 	return &Error{Line: offset + 1, Detail: "YAML syntax: " + strings.TrimPrefix(msg, "yaml: ")}
 }

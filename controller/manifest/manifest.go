@@ -111,16 +111,19 @@ func (d document) objects() ([]*Object, error) {
 	if d.blank() {
 		return nil, nil
 	}
-	offset := d.start - 1
+	offset, lines := d.start-1, max(bytes.Count(d.text, []byte("\n")), 1)
+	if !bytes.HasSuffix(d.text, []byte("\n")) {
+		lines = bytes.Count(d.text, []byte("\n")) + 1
+	}
 	// The converter of the API machinery first: its parser puts syntax errors
 	// on the right line, where the node parser's can be one line early.
 	js, err := yaml.YAMLToJSON(d.text)
 	if err != nil {
-		return nil, syntaxError(err, offset)
+		return nil, syntaxError(err, offset, lines)
 	}
 	var root yaml3.Node
 	if err := yaml3.Unmarshal(d.text, &root); err != nil {
-		return nil, syntaxError(err, offset)
+		return nil, syntaxError(err, offset, lines)
 	}
 	node := &root
 	if node.Kind == yaml3.DocumentNode && len(node.Content) == 1 {

@@ -36,6 +36,9 @@ type Objects struct {
 	seen map[string]int
 }
 
+// ErrEmpty is Read's error for a stream without a single object.
+var ErrEmpty = errors.New("the snapshot holds no objects: write one with `kubectl get nodepools,nodeclasses,nodeclaims,nodes,pods,daemonsets,pv,pvc,storageclasses -A -o yaml`")
+
 // Read parses every document, strictly, as the API server would: an unknown
 // kind or field, an apiVersion that is not the kind's, a duplicate object, a
 // negative request or an invalid object is an error naming its line, the
@@ -57,7 +60,7 @@ func Read(r io.Reader) (*Objects, error) {
 		return nil, errors.Join(errs...)
 	}
 	if len(list) == 0 {
-		return nil, errors.New("the snapshot holds no objects: write one with `kubectl get nodepools,nodeclasses,nodeclaims,nodes,pods,daemonsets,pv,pvc,storageclasses -A -o yaml`")
+		return nil, ErrEmpty
 	}
 	if err := objs.validate(); err != nil {
 		return nil, err

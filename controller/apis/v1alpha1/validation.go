@@ -1,10 +1,14 @@
 package v1alpha1
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -240,15 +244,33 @@ func (b BudgetNodes) Allowed(total int) int {
 
 var cronMacros = []string{"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
 
-// ValidateCron checks the shape of a five-field cron expression or a macro.
+// ValidateCron checks a budget schedule as the disruption controller reads
+// it: a five-field cron expression in UTC or a macro, which the cron parser
+// accepts and which fires at least once in the next five years (an
+// expression such as "0 0 30 2 *" never does).
 func ValidateCron(s string) error {
-	if slices.Contains(cronMacros, s) {
-		return nil
+	if !slices.Contains(cronMacros, strings.TrimSpace(s)) {
+		if n := len(strings.Fields(s)); n != 5 {
+			return fmt.Errorf("want five fields (minute hour day-of-month month day-of-week) or a macro such as @daily, got %d fields", n)
+		}
 	}
-	if n := len(strings.Fields(s)); n != 5 {
-		return fmt.Errorf("want five fields (minute hour day-of-month month day-of-week) or a macro such as @daily, got %d fields", n)
+	schedule, err := ParseCron(s)
+	if err != nil {
+		return fmt.Errorf("%v; write e.g. \"0 9 * * 1-5\" (09:00 UTC on weekdays)", err)
+	}
+	if schedule.Next(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)).IsZero() {
+		return errors.New("never fires: no date matches every field (check day-of-month against month)")
 	}
 	return nil
+}
+
+// ParseCron parses a budget schedule, in UTC; the disruption controller and
+// ValidateCron share it.
+func ParseCron(s string) (cron.Schedule, error) {
+	if strings.Contains(s, "TZ=") {
+		return nil, errors.New("schedules are in UTC; remove the TZ= prefix")
+	}
+	return cron.ParseStandard("TZ=UTC " + s)
 }
 
 func validateResourceList(path *field.Path, rl corev1.ResourceList) field.ErrorList {

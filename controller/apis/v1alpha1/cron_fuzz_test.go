@@ -1,0 +1,54 @@
+package v1alpha1_test
+
+import (
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+)
+
+// celSchedule is the CRD's rule on a budget's schedule, in Go's regexp
+// syntax (RE2, as CEL's matches is): what Validate accepts, admission must
+// accept too, or the API server would refuse a budget the Go side calls valid.
+var celSchedule = regexp.MustCompile(`^\s*\S+(\s+\S+){4}\s*$`)
+
+var celMacros = []string{"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
+
+// FuzzValidateCron checks a budget's schedule: a refused one is refused on
+// spec.disruption.budgets[0].schedule with a message; an accepted one parses
+// with the disruption controller's parser, fires within five years of any
+// day, and passes the CRD's rule.
+func FuzzValidateCron(f *testing.F) {
+	for _, s := range []string{"0 9 * * 1-5", "@daily", "*/15 * * * *", "0 0 30 2 *", "@every 5m", "0 0 * * * *", "TZ=Asia/Tokyo 0 9 * * *", "0 9 * JAN MON"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if err := v1alpha1.ValidateCron(s); err != nil {
+			budget := v1alpha1.Budget{Nodes: "1", Schedule: &s, Duration: &metav1.Duration{Duration: time.Hour}}
+			pool := v1alpha1.NodePool{Spec: v1alpha1.NodePoolSpec{Disruption: v1alpha1.Disruption{Budgets: []v1alpha1.Budget{budget}}}}
+			errs := pool.Validate()
+			want := field.NewPath("spec", "disruption", "budgets").Index(0).Child("schedule").String()
+			if !slices.ContainsFunc(errs, func(e *field.Error) bool { return e.Field == want && e.Detail != "" }) {
+				t.Fatalf("ValidateCron refuses %q (%v) but the pool's errors %v do not name %s", s, err, errs.ToAggregate(), want)
+			}
+			return
+		}
+		schedule, err := v1alpha1.ParseCron(s)
+		if err != nil {
+			t.Fatalf("ValidateCron accepts %q, the parser does not: %v", s, err)
+		}
+		for _, from := range []time.Time{time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2031, 12, 31, 23, 59, 0, 0, time.UTC)} {
+			if next := schedule.Next(from); next.IsZero() || next.Sub(from) > 5*366*24*time.Hour {
+				t.Fatalf("%q is accepted but does not fire within five years of %s (next %s)", s, from, next)
+			}
+		}
+		if !slices.Contains(celMacros, s) && !celSchedule.MatchString(s) {
+			t.Fatalf("%q is accepted by ValidateCron but the CRD's rule refuses it", s)
+		}
+	})
+}
