@@ -49,8 +49,8 @@ func TestNeuronAccelerators(t *testing.T) {
 	}
 	for _, tc := range cases {
 		labels := types[tc.name].Requirements.Labels()
-		want := map[string]string{catalogue.LabelInstanceAcceleratorName: tc.accel, catalogue.LabelInstanceAcceleratorCount: tc.count,
-			catalogue.LabelInstanceAcceleratorManufacturer: map[bool]string{true: "aws"}[tc.accel != ""]}
+		want := map[string]string{v1alpha1.LabelInstanceAcceleratorName: tc.accel, v1alpha1.LabelInstanceAcceleratorCount: tc.count,
+			v1alpha1.LabelInstanceAcceleratorManufacturer: map[bool]string{true: "aws"}[tc.accel != ""]}
 		for k, v := range want {
 			if labels[k] != v {
 				t.Errorf("%s label %s = %q, want %q", tc.name, k, labels[k], v)
@@ -61,7 +61,7 @@ func TestNeuronAccelerators(t *testing.T) {
 		}
 	}
 	claim := nodeClaim("neuron", nil, []string{"on-demand"})
-	claim.Spec.Requirements[0] = v1alpha1.NodeSelectorRequirementWithMinValues{Key: catalogue.LabelInstanceAcceleratorName,
+	claim.Spec.Requirements[0] = v1alpha1.NodeSelectorRequirementWithMinValues{Key: v1alpha1.LabelInstanceAcceleratorName,
 		Operator: v1alpha1.OperatorIn, Values: []string{"inferentia2"}}
 	got, err := e.cp.Create(ctx(t), claim)
 	if err != nil || got.Labels[corev1.LabelInstanceTypeStable] != "inf2.xlarge" {

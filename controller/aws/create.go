@@ -13,7 +13,6 @@ import (
 	"github.com/stowage-dev/stowage/controller/aws/cache"
 	"github.com/stowage-dev/stowage/controller/aws/instance"
 	"github.com/stowage-dev/stowage/controller/aws/subnet"
-	"github.com/stowage-dev/stowage/controller/catalogue"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
@@ -110,9 +109,6 @@ var schedulingKeys = func() map[string]bool {
 	keys := map[string]bool{}
 	for k := range v1alpha1.WellKnownLabels {
 		keys[k] = k != v1alpha1.LabelNodePool && k != corev1.LabelHostname
-	}
-	for _, k := range catalogue.AcceleratorLabels {
-		keys[k] = true
 	}
 	return keys
 }()

@@ -101,18 +101,18 @@ func Requirements(info Info, region string, ofs cloudprovider.Offerings) schedul
 		reqs.Add(in(corev1.LabelTopologyRegion, region))
 	}
 	optional := map[string]string{
-		v1alpha1.LabelInstanceHypervisor:      info.Hypervisor,
-		v1alpha1.LabelInstanceGPUName:         info.GPUName,
-		v1alpha1.LabelInstanceGPUManufacturer: info.GPUManufacturer,
-		LabelInstanceAcceleratorName:          info.AcceleratorName,
-		LabelInstanceAcceleratorManufacturer:  info.AcceleratorManufacturer,
+		v1alpha1.LabelInstanceHypervisor:              info.Hypervisor,
+		v1alpha1.LabelInstanceGPUName:                 info.GPUName,
+		v1alpha1.LabelInstanceGPUManufacturer:         info.GPUManufacturer,
+		v1alpha1.LabelInstanceAcceleratorName:         info.AcceleratorName,
+		v1alpha1.LabelInstanceAcceleratorManufacturer: info.AcceleratorManufacturer,
 	}
 	if info.GPUCount > 0 {
 		optional[v1alpha1.LabelInstanceGPUCount] = itoa(info.GPUCount)
 		optional[v1alpha1.LabelInstanceGPUMemory] = itoa(info.GPUMemoryMiB)
 	}
 	if info.AcceleratorCount > 0 {
-		optional[LabelInstanceAcceleratorCount] = itoa(info.AcceleratorCount)
+		optional[v1alpha1.LabelInstanceAcceleratorCount] = itoa(info.AcceleratorCount)
 	}
 	if info.LocalNVMeGiB > 0 {
 		optional[v1alpha1.LabelInstanceLocalNVMe] = itoa(info.LocalNVMeGiB)

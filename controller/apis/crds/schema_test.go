@@ -188,11 +188,23 @@ func TestCRDsMirrorGoValidation(t *testing.T) {
 		for key := range v1alpha1.WellKnownLabels {
 			mustQuote(t, rule, key)
 		}
+		for key := range v1alpha1.KarpenterLabelAliases {
+			mustQuote(t, rule, key)
+		}
 		for _, d := range append(slices.Clone(v1alpha1.RestrictedLabelDomains), v1alpha1.LabelDomainExceptions...) {
 			mustQuote(t, rule, d)
 		}
 	}
+	without := ruleSaying(t, pool, reqs, "Karpenter labels Stowage has no value for")
+	for key := range v1alpha1.KarpenterLabelsWithoutEquivalent {
+		mustQuote(t, without, key)
+	}
 	capacity := ruleOn(t, schemaAt(t, pool, reqs), "reserved, spot or on-demand")
+	for key := range v1alpha1.KarpenterLabelAliases {
+		if v1alpha1.CanonicalLabelKey(key) == v1alpha1.LabelCapacityType {
+			mustQuote(t, capacity, key)
+		}
+	}
 	for _, ct := range v1alpha1.CapacityTypes {
 		mustQuote(t, capacity, ct)
 	}

@@ -49,13 +49,9 @@ func ValidateRequirement(path *field.Path, r NodeSelectorRequirementWithMinValue
 	for _, msg := range validation.IsQualifiedName(r.Key) {
 		errs = append(errs, field.Invalid(path.Child("key"), r.Key, msg))
 	}
-	if r.Key == LabelNodePool || r.Key == corev1.LabelHostname {
-		errs = append(errs, field.Forbidden(path.Child("key"), fmt.Sprintf("%s is set by Stowage and cannot be required; remove this requirement", r.Key)))
-	} else if IsRestrictedRequirementKey(r.Key) {
-		errs = append(errs, field.Forbidden(path.Child("key"), fmt.Sprintf("%s is in a domain Kubernetes or Stowage owns but is not a well-known label; use a well-known key such as %s, or your own prefix such as example.com/", r.Key, LabelInstanceFamily)))
-	}
+	errs = append(errs, validateRequirementKey(path.Child("key"), r.Key)...)
 	errs = append(errs, validateOperatorValues(path, r)...)
-	if r.Key == LabelCapacityType && r.Operator == OperatorIn {
+	if CanonicalLabelKey(r.Key) == LabelCapacityType && r.Operator == OperatorIn {
 		for j, v := range r.Values {
 			if !slices.Contains(CapacityTypes, v) {
 				errs = append(errs, field.NotSupported(path.Child("values").Index(j), v, CapacityTypes))
@@ -66,6 +62,26 @@ func ValidateRequirement(path *field.Path, r NodeSelectorRequirementWithMinValue
 		errs = append(errs, validateMinValues(path, r)...)
 	}
 	return errs
+}
+
+// validateRequirementKey refuses the keys a pool cannot constrain: the ones
+// set per node or per pool, Karpenter's that Stowage has no value for, and
+// unknown ones in the domains Kubernetes, Stowage and Karpenter own, with the
+// nearest known key.
+func validateRequirementKey(path *field.Path, key string) field.ErrorList {
+	switch {
+	case key == LabelNodePool || key == corev1.LabelHostname:
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("%s is set by Stowage and cannot be required; remove this requirement", key))}
+	case KarpenterLabelsWithoutEquivalent[key] != "":
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("%s is a Karpenter label Stowage has no value for: %s; remove this requirement", key, KarpenterLabelsWithoutEquivalent[key]))}
+	case IsRestrictedRequirementKey(key):
+		hint := fmt.Sprintf("use a well-known key such as %s, or your own prefix such as example.com/", LabelInstanceFamily)
+		if near := NearestWellKnownLabel(key); near != "" {
+			hint = fmt.Sprintf("did you mean %s?", near)
+		}
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("%s is in a domain Kubernetes, Stowage or Karpenter owns but is not a well-known label; %s", key, hint))}
+	}
+	return nil
 }
 
 func validateOperatorValues(path *field.Path, r NodeSelectorRequirementWithMinValues) field.ErrorList {
@@ -125,10 +141,10 @@ func validateLabels(path *field.Path, labels map[string]string) field.ErrorList 
 	return errs
 }
 
-// IsRestrictedLabel reports whether a label key belongs to Kubernetes or Stowage and so
-// may not be set by a NodePool.
+// IsRestrictedLabel reports whether a label key belongs to Kubernetes, Stowage or
+// Karpenter and so may not be set by a NodePool.
 func IsRestrictedLabel(key string) bool {
-	if WellKnownLabels[key] {
+	if WellKnownLabels[key] || KarpenterLabelAliases[key] != "" {
 		return true
 	}
 	domain, _, found := strings.Cut(key, "/")
@@ -149,9 +165,10 @@ func IsRestrictedLabel(key string) bool {
 }
 
 // IsRestrictedRequirementKey reports whether a NodePool may not constrain key: inside
-// the domains Kubernetes and Stowage own, only the well-known labels can be required.
+// the domains Kubernetes, Stowage and Karpenter own, only the well-known labels
+// (Stowage's, and Karpenter's that stand for them) can be required.
 func IsRestrictedRequirementKey(key string) bool {
-	return !WellKnownLabels[key] && IsRestrictedLabel(key)
+	return !WellKnownLabels[key] && KarpenterLabelAliases[key] == "" && IsRestrictedLabel(key)
 }
 
 var taintEffects = []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)}

@@ -120,6 +120,32 @@ func requirement(key, op string, values ...string) func(*v1alpha1.NodePool) {
 	}
 }
 
+func TestKarpenterKeysAreUnderstoodInRequirements(t *testing.T) {
+	for key := range v1alpha1.KarpenterLabelAliases {
+		np := validNodePool()
+		requirement(key, "Exists")(np)
+		if errs := np.Validate(); len(errs) != 0 {
+			t.Errorf("requirement on %s: %v", key, errs.ToAggregate())
+		}
+		if stowage := v1alpha1.CanonicalLabelKey(key); !v1alpha1.WellKnownLabels[stowage] {
+			t.Errorf("%s stands for %s, which is not a well-known label", key, stowage)
+		}
+		if l := v1alpha1.KarpenterSelectorLabels(map[string]string{v1alpha1.CanonicalLabelKey(key): "x"}); l[key] != "x" || len(l) != 1 {
+			t.Errorf("a node labelled %s=x gets the Karpenter labels %v, want %s=x", v1alpha1.CanonicalLabelKey(key), l, key)
+		}
+	}
+	for _, marker := range []string{v1alpha1.KarpenterLabelNodePool, v1alpha1.KarpenterLabelRegistered, v1alpha1.KarpenterLabelInitialized, v1alpha1.KarpenterLabelNodeClass} {
+		all := map[string]string{}
+		for k := range v1alpha1.WellKnownLabels {
+			all[k] = "x"
+		}
+		all[v1alpha1.LabelNodePool], all["stowage.dev/registered"] = "web", "true"
+		if _, ok := v1alpha1.KarpenterSelectorLabels(all)[marker]; ok {
+			t.Errorf("the Karpenter labels of a Stowage node include Karpenter's ownership marker %s", marker)
+		}
+	}
+}
+
 func TestNodePoolValidation(t *testing.T) {
 	const reqs = "spec.template.spec.requirements[0]"
 	withMinValues := func(n int, values ...string) func(*v1alpha1.NodePool) {
@@ -143,6 +169,18 @@ func TestNodePoolValidation(t *testing.T) {
 		{"requirement on the nodepool label", requirement(v1alpha1.LabelNodePool, "In", "web"),
 			wantError{reqs + ".key", []string{"set by Stowage", "remove this requirement"}}},
 		{"requirement on the hostname", requirement(corev1.LabelHostname, "Exists"), wantError{reqs + ".key", []string{"remove this requirement"}}},
+		{"requirement on Karpenter's nodepool label", requirement("karpenter.sh/nodepool", "In", "default"),
+			wantError{reqs + ".key", []string{"karpenter.sh/nodepool is a Karpenter label Stowage has no value for", "remove this requirement"}}},
+		{"requirement on a Karpenter label without an equivalent", requirement("karpenter.k8s.aws/instance-cpu-manufacturer", "In", "intel"),
+			wantError{reqs + ".key", []string{"catalogue does not record the CPU manufacturer", "remove this requirement"}}},
+		{"unknown Karpenter key with a typo", requirement("karpenter.k8s.aws/instance-famly", "In", "c6i"),
+			wantError{reqs + ".key", []string{"not a well-known label", "did you mean stowage.dev/instance-family?"}}},
+		{"Stowage's name under Karpenter's other domain", requirement("karpenter.sh/instance-family", "In", "c6i"),
+			wantError{reqs + ".key", []string{"did you mean stowage.dev/instance-family?"}}},
+		{"unknown Stowage key with a typo", requirement("stowage.dev/instance-gpu-cont", "Gt", "0"),
+			wantError{reqs + ".key", []string{"did you mean stowage.dev/instance-gpu-count?"}}},
+		{"unknown Karpenter capacity type", requirement("karpenter.sh/capacity-type", "In", "preemptible"),
+			wantError{reqs + ".values[0]", []string{`"preemptible"`, `"reserved", "spot", "on-demand"`}}},
 		{"unknown operator", requirement(v1alpha1.LabelInstanceFamily, "Within", "c6i"),
 			wantError{reqs + ".operator", []string{`"Within"`, `supported values: "In", "NotIn"`}}},
 		{"In without values", requirement(v1alpha1.LabelInstanceFamily, "In"), wantError{reqs + ".values", []string{"at least one value", "use Exists"}}},
@@ -333,7 +371,11 @@ func TestIsRestrictedLabel(t *testing.T) {
 		"example.com/team":                          false,
 		"team":                                      false,
 		"notkubernetes.io/x":                        false,
-		"karpenter.sh/nodepool":                     false,
+		"karpenter.sh/nodepool":                     true, // Karpenter's marker: a pool setting it would hand its nodes to Karpenter
+		"karpenter.sh/capacity-type":                true,
+		"karpenter.k8s.aws/instance-family":         true,
+		"karpenter.k8s.aws/anything":                true,
+		"team.karpenter.sh/x":                       true,
 		"kubernetes.io.example.com/x":               false,
 		"sub.node-restriction.kubernetes.io/tenant": false,
 	} {
