@@ -100,3 +100,45 @@ func KarpenterSelectorLabels(labels map[string]string) map[string]string {
 	}
 	return out
 }
+
+// WithStowageLabels returns labels with the Stowage label added for every
+// Karpenter selector label whose Stowage label is missing (a node Karpenter
+// launched), so that it is read by the same keys as Stowage's nodes; labels
+// itself when there is nothing to add.
+func WithStowageLabels(labels map[string]string) map[string]string {
+	var out map[string]string
+	for key, value := range labels {
+		stowage, ok := KarpenterLabelAliases[key]
+		if !ok {
+			continue
+		}
+		if _, has := labels[stowage]; has {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(labels)
+		}
+		out[stowage] = value
+	}
+	if out == nil {
+		return labels
+	}
+	return out
+}
+
+// LabelValue is a node's value for key, read through the Karpenter alias
+// table in either direction when the node carries only the other key.
+func LabelValue(labels map[string]string, key string) (string, bool) {
+	if v, ok := labels[key]; ok {
+		return v, true
+	}
+	if stowage, ok := KarpenterLabelAliases[key]; ok {
+		v, ok := labels[stowage]
+		return v, ok
+	}
+	if alias, ok := karpenterKeyOf[key]; ok {
+		v, ok := labels[alias]
+		return v, ok
+	}
+	return "", false
+}

@@ -22,6 +22,7 @@ const upgradeCandidates = 16
 type solver struct {
 	snapshot *Snapshot
 	opts     Options
+	keys     labelKeys
 	pools    []*pool
 	nodes    []*node // existing nodes first, then new claims in creation order
 	existing int     // how many of nodes are existing
@@ -73,10 +74,10 @@ func Solve(s *Snapshot, opts Options) *Results {
 }
 
 func newSolver(s *Snapshot, opts Options) *solver {
-	sv := &solver{snapshot: s, opts: opts, classes: map[string]*podClass{}, shapes: map[shape]int{}}
+	sv := &solver{snapshot: s, opts: opts, classes: map[string]*podClass{}, shapes: map[shape]int{}, keys: labelKeys{literal: opts.NoKarpenterLabels}}
 	sv.volumes = newVolumeTopology(s)
 	for _, np := range sortedPools(s.NodePools) {
-		sv.pools = append(sv.pools, newPool(np, s.InstanceTypes[np.Name], s.DaemonSets))
+		sv.pools = append(sv.pools, newPool(np, s.InstanceTypes[np.Name], s.DaemonSets, sv.keys))
 	}
 	var bound []boundPod
 	byName := map[string]*pool{}
@@ -93,7 +94,7 @@ func newSolver(s *Snapshot, opts Options) *solver {
 			bound = append(bound, boundPod{pod: pod, labels: n.labels, node: n.name})
 		}
 	}
-	sv.topology = newTopology(bound)
+	sv.topology = newTopology(bound, sv.keys)
 	return sv
 }
 
