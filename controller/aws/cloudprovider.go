@@ -50,6 +50,9 @@ type Options struct {
 	// LaunchTemplateTTL is how long a launch template may go unused before it is
 	// deleted; 1 hour when zero.
 	LaunchTemplateTTL time.Duration
+	// NoKarpenterLabels leaves Karpenter's copies of the selector labels
+	// (karpenter.sh/capacity-type, karpenter.k8s.aws/instance-*) off the nodes.
+	NoKarpenterLabels bool
 	// CapacityReservationTags select the capacity reservations that reserved
 	// offerings launch into; every active Linux/UNIX reservation when empty.
 	CapacityReservationTags map[string]string

@@ -94,11 +94,11 @@ func (c *CloudProvider) templateConfig(claim *v1alpha1.NodeClaim, nc *v1alpha1.N
 }
 
 // nodeLabels are the claim's labels the kubelet registers with: the pool's own,
-// not the ones Stowage derives from the instance.
+// not the ones Stowage derives from the instance (nor their Karpenter copies).
 func nodeLabels(claim *v1alpha1.NodeClaim) map[string]string {
 	out := map[string]string{}
 	for k, v := range claim.Labels {
-		if !v1alpha1.WellKnownLabels[k] || k == v1alpha1.LabelNodePool {
+		if (!v1alpha1.WellKnownLabels[k] && v1alpha1.KarpenterLabelAliases[k] == "") || k == v1alpha1.LabelNodePool {
 			out[k] = v
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/nodepool"
 	"github.com/stowage-dev/stowage/controller/options"
 	"github.com/stowage-dev/stowage/controller/provisioning"
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/state"
 	"github.com/stowage-dev/stowage/controller/state/informer"
 	"github.com/stowage-dev/stowage/controller/termination"
@@ -131,7 +132,8 @@ func (op *Operator) register(ctx context.Context, o *options.Options, s settings
 	batcher := provisioning.NewBatcher(clk, provisioning.BatcherOptions{IdleDuration: o.BatchIdle, MaxDuration: o.BatchMax})
 	recorder := provisioning.KubeRecorder{Recorder: mgr.GetEventRecorder("provisioning")}
 	provisioner := provisioning.NewProvisioner(op.Cluster, op.Cloud, provisioning.ClientWriter{Client: kube}, recorder, s.newID,
-		provisioning.WithLogger(log.Named("provisioning")), provisioning.WithClock(clk))
+		provisioning.WithLogger(log.Named("provisioning")), provisioning.WithClock(clk),
+		provisioning.WithSolveOptions(scheduler.Options{NoKarpenterLabels: !o.KarpenterLabels}))
 	controllers := []namedRegistrar{
 		{"provisioning", provisioning.NewController(kube, op.Cluster, batcher, provisioner, log.Named("provisioning"))},
 		{lifecycle.Name, lifecycle.New(clk, kube, op.Cloud, lifecycle.Options{Logger: log})},

@@ -43,6 +43,12 @@ type Options struct {
 
 	LogLevel  string
 	LogFormat string
+
+	// KarpenterLabels puts Karpenter's copies of the selector labels
+	// (karpenter.sh/capacity-type, karpenter.k8s.aws/instance-*) on the nodes
+	// Stowage launches, and reads pods' Karpenter keys as Stowage's; never
+	// Karpenter's ownership markers. On by default.
+	KarpenterLabels bool
 }
 
 // flagSpec is one flag: its name, environment variable, and where it goes.
@@ -100,6 +106,7 @@ func defaults() *Options {
 		KubeAPIBurst:       300,
 		LogLevel:           "info",
 		LogFormat:          "json",
+		KarpenterLabels:    true,
 	}
 }
 
@@ -124,6 +131,7 @@ func (o *Options) specs() []flagSpec {
 		{"kube-client-burst", "KUBE_CLIENT_BURST", "API server request burst", (*intValue)(&o.KubeAPIBurst)},
 		{"log-level", "LOG_LEVEL", "trace, debug, info, warn or error", (*stringValue)(&o.LogLevel)},
 		{"log-format", "LOG_FORMAT", "json or text", (*stringValue)(&o.LogFormat)},
+		{"karpenter-labels", "KARPENTER_LABELS", "put Karpenter's selector labels (karpenter.sh/capacity-type, karpenter.k8s.aws/instance-*) on new nodes too, and read pods' Karpenter keys as Stowage's", (*boolValue)(&o.KarpenterLabels)},
 	}
 }
 

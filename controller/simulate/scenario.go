@@ -155,6 +155,9 @@ type scenarioDocument struct {
 	Spec              ScenarioSpec `json:"spec"`
 }
 
+// ErrNoScenario is ReadScenario's error for a file without a Scenario document.
+var ErrNoScenario = fmt.Errorf("no %s document (apiVersion %s): add one with spec.duration and spec.workloads", ScenarioKind, ScenarioAPIVersion)
+
 // ReadScenario parses a scenario file strictly: an unknown kind or field, an
 // apiVersion that is not the kind's, a duplicate object, a negative request
 // or an invalid value is an error naming its line, the object and the field.
@@ -176,7 +179,7 @@ func ReadScenario(r io.Reader) (*Scenario, error) {
 		return nil, errors.Join(errs...)
 	}
 	if s.doc == nil {
-		return nil, fmt.Errorf("no %s document (apiVersion %s): add one with spec.duration and spec.workloads", ScenarioKind, ScenarioAPIVersion)
+		return nil, ErrNoScenario
 	}
 	if err := s.validate(); err != nil {
 		return nil, err

@@ -24,6 +24,7 @@ type scheduleFlags struct {
 	snapshot, catalogue string
 	json                bool
 	ignorePreferences   bool
+	karpenterLabels     bool
 	unavailable         offeringList
 }
 
@@ -56,6 +57,7 @@ func runSchedule(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.catalogue, "catalogue", "", "instance catalogue CSV in the built-in format (default: the built-in catalogue)")
 	fs.BoolVar(&f.json, "json", false, "print the decision as JSON (schema in docs/schedule.md)")
 	fs.BoolVar(&f.ignorePreferences, "ignore-preferences", false, "treat preferred affinities and ScheduleAnyway spreads as absent")
+	fs.BoolVar(&f.karpenterLabels, "karpenter-labels", true, "as stowage run's flag: new nodes carry Karpenter's selector labels, so pods' Karpenter keys read as Stowage's")
 	fs.Var(&f.unavailable, "unavailable", "mark an offering short of capacity, TYPE:ZONE[:CAPACITY-TYPE] (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -69,7 +71,7 @@ func runSchedule(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "stowage schedule: %v\n", err)
 		return 1
 	}
-	results := scheduler.Solve(snap, scheduler.Options{IgnorePreferences: f.ignorePreferences})
+	results := scheduler.Solve(snap, scheduler.Options{IgnorePreferences: f.ignorePreferences, NoKarpenterLabels: !f.karpenterLabels})
 	if f.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
