@@ -208,10 +208,14 @@ func TestCRDsMirrorGoValidation(t *testing.T) {
 	for _, ct := range v1alpha1.CapacityTypes {
 		mustQuote(t, capacity, ct)
 	}
-	signals := ruleSaying(t, class, "spec.kubelet.evictionHard", "keys must be")
-	for _, s := range v1alpha1.EvictionSignals {
-		mustQuote(t, signals, s)
+	for _, m := range []string{"evictionHard", "evictionSoft", "evictionSoftGracePeriod"} {
+		signals := ruleSaying(t, class, "spec.kubelet."+m, "keys must be")
+		for _, s := range v1alpha1.EvictionSignals {
+			mustQuote(t, signals, s)
+		}
 	}
+	checkEnum(t, schemaAt(t, class, "spec.amiFamily"), v1alpha1.AMIFamilyNames)
+	checkEnum(t, schemaAt(t, class, "spec.instanceStorePolicy"), []string{v1alpha1.InstanceStorePolicyRAID0})
 	alias := ruleSaying(t, class, "spec.amiSelectorTerms.alias", "family@version")
 	for _, f := range v1alpha1.AMIFamilies {
 		if !strings.Contains(alias, f) {

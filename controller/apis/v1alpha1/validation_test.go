@@ -61,7 +61,12 @@ func validNodeClass() *v1alpha1.NodeClass {
 				KubeReserved:   map[string]string{"cpu": "100m", "memory": "1Gi", "ephemeral-storage": "1Gi", "pid": "1000"},
 				SystemReserved: map[string]string{"memory": "0"},
 				EvictionHard:   map[string]string{"memory.available": "5%", "nodefs.available": "10%", "imagefs.available": "2Gi"},
+				EvictionSoft:   map[string]string{"memory.available": "10%"}, EvictionSoftGracePeriod: map[string]metav1.Duration{"memory.available": {Duration: 90e9}},
+				EvictionMaxPodGracePeriod: ptr.To[int32](60), ImageGCHighThresholdPercent: ptr.To[int32](85), ImageGCLowThresholdPercent: ptr.To[int32](80),
+				CPUCFSQuota: ptr.To(true),
 			},
+			InstanceStorePolicy: ptr.To("RAID0"),
+			CapacityReservationSelectorTerms: []v1alpha1.CapacityReservationSelectorTerm{{ID: "cr-0123abcd"}, {Tags: map[string]string{"team": "ml"}, OwnerID: "123456789012", InstanceMatchCriteria: "targeted"}},
 		},
 	}
 }
@@ -111,6 +116,19 @@ func TestValidObjectsPass(t *testing.T) {
 	nc.Spec.MetadataOptions, nc.Spec.Kubelet = nil, nil
 	if errs := nc.Validate(); len(errs) != 0 {
 		t.Errorf("NodeClass with an instance profile and AMI tags, id and name: %v", errs)
+	}
+	for _, family := range v1alpha1.AMIFamilyNames {
+		nc.Spec.AMIFamily = ptr.To(family)
+		if errs := nc.Validate(); len(errs) != 0 {
+			t.Errorf("NodeClass with images by id and amiFamily %s: %v", family, errs)
+		}
+	}
+	nc = validNodeClass()
+	for _, family := range []string{v1alpha1.AMIFamilyAL2023, v1alpha1.AMIFamilyCustom} {
+		nc.Spec.AMIFamily = ptr.To(family)
+		if errs := nc.Validate(); len(errs) != 0 {
+			t.Errorf("NodeClass with alias al2023@latest and amiFamily %s: %v", family, errs)
+		}
 	}
 }
 
@@ -230,6 +248,12 @@ func TestNodePoolValidation(t *testing.T) {
 			wantError{"spec.disruption.budgets[0]", []string{"schedule and duration go together", "set both or neither"}}},
 		{"budget duration without schedule", budget(v1alpha1.Budget{Nodes: "1", Duration: &metav1.Duration{Duration: 3600e9}}),
 			wantError{"spec.disruption.budgets[0]", []string{"set both or neither"}}},
+		{"budget schedule that never fires", budget(v1alpha1.Budget{Nodes: "1", Schedule: ptr.To("0 0 30 2 *"), Duration: &metav1.Duration{Duration: 3600e9}}),
+			wantError{"spec.disruption.budgets[0].schedule", []string{"never fires"}}},
+		{"budget schedule out of range", budget(v1alpha1.Budget{Nodes: "1", Schedule: ptr.To("61 * * * *"), Duration: &metav1.Duration{Duration: 3600e9}}),
+			wantError{"spec.disruption.budgets[0].schedule", []string{"above maximum (59)", "0 9 * * 1-5"}}},
+		{"budget schedule with an interval", budget(v1alpha1.Budget{Nodes: "1", Schedule: ptr.To("@every 5m"), Duration: &metav1.Duration{Duration: 3600e9}}),
+			wantError{"spec.disruption.budgets[0].schedule", []string{"five fields"}}},
 		{"budget schedule with four fields", budget(v1alpha1.Budget{Nodes: "1", Schedule: ptr.To("0 9 * *"), Duration: &metav1.Duration{Duration: 3600e9}}),
 			wantError{"spec.disruption.budgets[0].schedule", []string{"five fields", "@daily", "got 4"}}},
 		{"budget schedule an unknown macro", budget(v1alpha1.Budget{Nodes: "1", Schedule: ptr.To("@fortnightly"), Duration: &metav1.Duration{Duration: 3600e9}}),
@@ -264,6 +288,12 @@ func TestNodePoolValidationReportsEveryProblem(t *testing.T) {
 		if !got[f] {
 			t.Errorf("no error on %s; got %v", f, got)
 		}
+	}
+}
+
+func reservation(term v1alpha1.CapacityReservationSelectorTerm) func(*v1alpha1.NodeClass) {
+	return func(nc *v1alpha1.NodeClass) {
+		nc.Spec.CapacityReservationSelectorTerms = []v1alpha1.CapacityReservationSelectorTerm{term}
 	}
 }
 
@@ -317,6 +347,30 @@ func TestNodeClassValidation(t *testing.T) {
 			wantError{"spec.securityGroupSelectorTerms[0].id", []string{"remove the other fields"}}},
 		{"security group tag with an empty value", sg(v1alpha1.SecurityGroupSelectorTerm{Tags: map[string]string{"team": ""}}),
 			wantError{"spec.securityGroupSelectorTerms[0].tags[team]", []string{`use "*"`}}},
+		{"amiFamily other than the alias's", func(nc *v1alpha1.NodeClass) { nc.Spec.AMIFamily = ptr.To("Bottlerocket") },
+			wantError{"spec.amiFamily", []string{"the alias's family or Custom", "al2023@latest"}}},
+		{"amiFamily AL2", func(nc *v1alpha1.NodeClass) { nc.Spec.AMIFamily = ptr.To("AL2") },
+			wantError{"spec.amiFamily", []string{`"AL2"`, `"AL2023", "Bottlerocket", "Custom"`}}},
+		{"instance store policy other than RAID0", func(nc *v1alpha1.NodeClass) { nc.Spec.InstanceStorePolicy = ptr.To("RAID1") },
+			wantError{"spec.instanceStorePolicy", []string{`"RAID1"`, `"RAID0"`}}},
+		{"empty reservation term", reservation(v1alpha1.CapacityReservationSelectorTerm{OwnerID: "123456789012"}),
+			wantError{"spec.capacityReservationSelectorTerms[0]", []string{"set tags, id or instanceMatchCriteria"}}},
+		{"reservation id beside tags", reservation(v1alpha1.CapacityReservationSelectorTerm{ID: "cr-0abc", Tags: map[string]string{"a": "b"}}),
+			wantError{"spec.capacityReservationSelectorTerms[0].id", []string{"on its own"}}},
+		{"reservation id malformed", reservation(v1alpha1.CapacityReservationSelectorTerm{ID: "res-1"}),
+			wantError{"spec.capacityReservationSelectorTerms[0].id", []string{"cr-0123456789abcdef0"}}},
+		{"reservation owner malformed", reservation(v1alpha1.CapacityReservationSelectorTerm{InstanceMatchCriteria: "open", OwnerID: "acme"}),
+			wantError{"spec.capacityReservationSelectorTerms[0].ownerID", []string{"12-digit"}}},
+		{"reservation match criteria unknown", reservation(v1alpha1.CapacityReservationSelectorTerm{InstanceMatchCriteria: "any"}),
+			wantError{"spec.capacityReservationSelectorTerms[0].instanceMatchCriteria", []string{`"open", "targeted"`}}},
+		{"evictionSoft without a grace period", kubelet(func(k *v1alpha1.KubeletConfiguration) { k.EvictionSoft["nodefs.available"] = "15%" }),
+			wantError{"spec.kubelet.evictionSoft[nodefs.available]", []string{"needs a grace period"}}},
+		{"grace period without evictionSoft", kubelet(func(k *v1alpha1.KubeletConfiguration) { k.EvictionSoftGracePeriod["pid.available"] = metav1.Duration{Duration: 1e9} }),
+			wantError{"spec.kubelet.evictionSoftGracePeriod[pid.available]", []string{"needs its threshold in evictionSoft"}}},
+		{"image GC high below low", kubelet(func(k *v1alpha1.KubeletConfiguration) { k.ImageGCHighThresholdPercent = ptr.To[int32](70) }),
+			wantError{"spec.kubelet.imageGCHighThresholdPercent", []string{"above imageGCLowThresholdPercent (80)"}}},
+		{"image GC percent above 100", kubelet(func(k *v1alpha1.KubeletConfiguration) { k.ImageGCLowThresholdPercent, k.ImageGCHighThresholdPercent = nil, ptr.To[int32](101) }),
+			wantError{"spec.kubelet.imageGCHighThresholdPercent", []string{"between 0 and 100"}}},
 		{"role and instance profile", func(nc *v1alpha1.NodeClass) { nc.Spec.InstanceProfile = ptr.To("profile") },
 			wantError{"spec.role", []string{"set exactly one of role and instanceProfile"}}},
 		{"neither role nor instance profile", func(nc *v1alpha1.NodeClass) { nc.Spec.Role = "" },
