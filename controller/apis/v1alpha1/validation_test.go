@@ -65,7 +65,7 @@ func validNodeClass() *v1alpha1.NodeClass {
 				EvictionMaxPodGracePeriod: ptr.To[int32](60), ImageGCHighThresholdPercent: ptr.To[int32](85), ImageGCLowThresholdPercent: ptr.To[int32](80),
 				CPUCFSQuota: ptr.To(true),
 			},
-			InstanceStorePolicy: ptr.To("RAID0"),
+			InstanceStorePolicy:              ptr.To("RAID0"),
 			CapacityReservationSelectorTerms: []v1alpha1.CapacityReservationSelectorTerm{{ID: "cr-0123abcd"}, {Tags: map[string]string{"team": "ml"}, OwnerID: "123456789012", InstanceMatchCriteria: "targeted"}},
 		},
 	}
@@ -365,11 +365,15 @@ func TestNodeClassValidation(t *testing.T) {
 			wantError{"spec.capacityReservationSelectorTerms[0].instanceMatchCriteria", []string{`"open", "targeted"`}}},
 		{"evictionSoft without a grace period", kubelet(func(k *v1alpha1.KubeletConfiguration) { k.EvictionSoft["nodefs.available"] = "15%" }),
 			wantError{"spec.kubelet.evictionSoft[nodefs.available]", []string{"needs a grace period"}}},
-		{"grace period without evictionSoft", kubelet(func(k *v1alpha1.KubeletConfiguration) { k.EvictionSoftGracePeriod["pid.available"] = metav1.Duration{Duration: 1e9} }),
+		{"grace period without evictionSoft", kubelet(func(k *v1alpha1.KubeletConfiguration) {
+			k.EvictionSoftGracePeriod["pid.available"] = metav1.Duration{Duration: 1e9}
+		}),
 			wantError{"spec.kubelet.evictionSoftGracePeriod[pid.available]", []string{"needs its threshold in evictionSoft"}}},
 		{"image GC high below low", kubelet(func(k *v1alpha1.KubeletConfiguration) { k.ImageGCHighThresholdPercent = ptr.To[int32](70) }),
 			wantError{"spec.kubelet.imageGCHighThresholdPercent", []string{"above imageGCLowThresholdPercent (80)"}}},
-		{"image GC percent above 100", kubelet(func(k *v1alpha1.KubeletConfiguration) { k.ImageGCLowThresholdPercent, k.ImageGCHighThresholdPercent = nil, ptr.To[int32](101) }),
+		{"image GC percent above 100", kubelet(func(k *v1alpha1.KubeletConfiguration) {
+			k.ImageGCLowThresholdPercent, k.ImageGCHighThresholdPercent = nil, ptr.To[int32](101)
+		}),
 			wantError{"spec.kubelet.imageGCHighThresholdPercent", []string{"between 0 and 100"}}},
 		{"role and instance profile", func(nc *v1alpha1.NodeClass) { nc.Spec.InstanceProfile = ptr.To("profile") },
 			wantError{"spec.role", []string{"set exactly one of role and instanceProfile"}}},
