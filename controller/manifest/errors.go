@@ -93,3 +93,25 @@ func (o *Object) FieldErrors(errs field.ErrorList) []error {
 	}
 	return out
 }
+
+// Leaves lists the errors err joins, looking through wrapping; an Error is a
+// leaf. A caller prints or counts them one by one.
+func Leaves(err error) []error {
+	switch x := err.(type) {
+	case nil:
+		return nil
+	case *Error:
+		return []error{x}
+	case interface{ Unwrap() []error }:
+		var out []error
+		for _, e := range x.Unwrap() {
+			out = append(out, Leaves(e)...)
+		}
+		return out
+	case interface{ Unwrap() error }:
+		if inner := Leaves(x.Unwrap()); len(inner) > 0 {
+			return inner
+		}
+	}
+	return []error{err}
+}

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/karpenter"
 	"github.com/stowage-dev/stowage/controller/manifest"
 )
 
@@ -30,6 +31,10 @@ type Objects struct {
 	NodeClasses            []*v1alpha1.NodeClass
 	NodeClaims             []*v1alpha1.NodeClaim
 
+	// Warnings are what converting Karpenter's objects could not carry over,
+	// each on its line: the caller prints them.
+	Warnings []*manifest.Error
+
 	// object -> where Read found it, to place validation errors on their lines
 	where map[any]*manifest.Object
 	// "Kind namespace/name" -> the line Read found it on, to refuse duplicates
@@ -43,7 +48,9 @@ var ErrEmpty = errors.New("the snapshot holds no objects: write one with `kubect
 // kind or field, an apiVersion that is not the kind's, a duplicate object, a
 // negative request or an invalid object is an error naming its line, the
 // object and the field; a pod without a namespace is in "default". A stream
-// with no object at all is an error too.
+// with no object at all is an error too. Karpenter's NodePools,
+// EC2NodeClasses and NodeClaims are converted to Stowage's (Warnings lists
+// what the conversion left out), so a dump of a Karpenter cluster reads as is.
 func Read(r io.Reader) (*Objects, error) {
 	objs := &Objects{where: map[any]*manifest.Object{}, seen: map[string]int{}}
 	list, err := manifest.Read(r)
@@ -93,6 +100,9 @@ var kinds = map[string]kind{
 
 // add decodes one object after checking its kind, apiVersion, name and namespace.
 func (o *Objects) add(m *manifest.Object) error {
+	if karpenter.Is(m.APIVersion, m.Kind) {
+		return o.addKarpenter(m)
+	}
 	k, ok := kinds[m.Kind]
 	if !ok {
 		return m.Errorf("kind", "kind %q is not part of a snapshot; use %s", m.Kind, strings.Join(kindNames(), ", "))
@@ -115,6 +125,34 @@ func (o *Objects) add(m *manifest.Object) error {
 	return nil
 }
 
+// addKarpenter converts a Karpenter NodePool, EC2NodeClass or NodeClaim to
+// Stowage's, keeping the warnings.
+func (o *Objects) addKarpenter(m *manifest.Object) error {
+	if m.Name == "" {
+		return m.Errorf("metadata.name", "Required value: name the object")
+	}
+	c, err := karpenter.Convert(m)
+	if err != nil {
+		return err
+	}
+	var obj metav1.Object
+	switch {
+	case c.NodePool != nil:
+		obj, o.NodePools = c.NodePool, append(o.NodePools, c.NodePool)
+	case c.NodeClass != nil:
+		obj, o.NodeClasses = c.NodeClass, append(o.NodeClasses, c.NodeClass)
+	default:
+		obj, o.NodeClaims = c.NodeClaim, append(o.NodeClaims, c.NodeClaim)
+	}
+	id := karpenter.Kinds[m.Kind].Stowage + " " + m.Name
+	if first, dup := o.seen[id]; dup {
+		return m.Errorf("metadata.name", "%s is already on line %d (once converted, %s %s is a %s); remove one of them", id, first, m.APIVersion, m.Kind, id)
+	}
+	o.seen[id], o.where[obj] = m.Line(), m
+	o.Warnings = append(o.Warnings, c.Warnings()...)
+	return nil
+}
+
 // defaultNamespace puts a namespaced object without one in "default", as the
 // API server does, and refuses a name the API server would.
 func defaultNamespace(m *manifest.Object, namespaced bool) error {
@@ -132,8 +170,13 @@ func defaultNamespace(m *manifest.Object, namespaced bool) error {
 // apiVersionError refuses an apiVersion that is not the kind's, and says how
 // to convert what Stowage knows another form of.
 func apiVersionError(m *manifest.Object, want string) error {
-	if m.APIVersion == "karpenter.sh/v1" || m.APIVersion == "karpenter.k8s.aws/v1" {
-		return m.Errorf("apiVersion", "%s is Karpenter's %s, not Stowage's: convert it with `stowage import karpenter FILE`, which writes the %s %s", m.APIVersion, m.Kind, want, m.Kind)
+	group, version, _ := strings.Cut(m.APIVersion, "/")
+	if (group == v1alpha1.KarpenterGroup || group == v1alpha1.KarpenterAWSGroup) && version != "v1" {
+		return m.Errorf("apiVersion", "%s is Karpenter's pre-v1 API; Stowage reads v1: dump the objects again from a cluster running Karpenter 1.x (kubectl get nodepools.v1.karpenter.sh -o yaml)", m.APIVersion)
+	}
+	if m.APIVersion == karpenter.APIVersionCore || m.APIVersion == karpenter.APIVersionAWS {
+		return m.Errorf("apiVersion", "%s %s is not a Karpenter kind Stowage reads (%s NodePool and NodeClaim, %s EC2NodeClass); for Stowage's %s, use %s",
+			m.APIVersion, m.Kind, karpenter.APIVersionCore, karpenter.APIVersionAWS, m.Kind, want)
 	}
 	return m.Errorf("apiVersion", "%q is not the apiVersion of %s: use %s", m.APIVersion, m.Kind, want)
 }

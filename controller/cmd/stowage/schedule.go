@@ -66,7 +66,7 @@ func runSchedule(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "stowage schedule: --snapshot is required: name a YAML file, e.g. --snapshot examples/2am-spike/snapshot.yaml")
 		return 2
 	}
-	snap, err := loadSnapshot(f)
+	snap, err := loadSnapshot(f, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "stowage schedule: %v\n", err)
 		return 1
@@ -85,7 +85,7 @@ func runSchedule(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func loadSnapshot(f scheduleFlags) (*scheduler.Snapshot, error) {
+func loadSnapshot(f scheduleFlags, stderr io.Writer) (*scheduler.Snapshot, error) {
 	infos := catalogue.Builtin()
 	if f.catalogue != "" {
 		data, err := os.ReadFile(f.catalogue)
@@ -105,6 +105,7 @@ func loadSnapshot(f scheduleFlags) (*scheduler.Snapshot, error) {
 	if err != nil {
 		return nil, fileError(f.snapshot, err)
 	}
+	printWarnings(stderr, f.snapshot, objs.Warnings)
 	snap := objs.Snapshot(snapshotfile.Options{Infos: infos, Defaults: catalogue.DefaultOptions(), Unavailable: f.unavailable})
 	for _, u := range f.unavailable {
 		if !offered(snap, u) {

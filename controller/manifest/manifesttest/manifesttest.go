@@ -17,7 +17,7 @@ import (
 func CheckErrors(t testing.TB, input []byte, err error, allowed ...error) {
 	t.Helper()
 	lines := bytes.Count(input, []byte("\n")) + 1
-	leaves := Leaves(err)
+	leaves := manifest.Leaves(err)
 	if len(leaves) == 0 {
 		t.Fatalf("error %v holds no error", err)
 	}
@@ -47,26 +47,4 @@ func isAllowed(err error, allowed []error) bool {
 		}
 	}
 	return false
-}
-
-// Leaves lists the errors err joins, looking through wrapping; a
-// manifest.Error is a leaf.
-func Leaves(err error) []error {
-	switch x := err.(type) {
-	case nil:
-		return nil
-	case *manifest.Error:
-		return []error{x}
-	case interface{ Unwrap() []error }:
-		var out []error
-		for _, e := range x.Unwrap() {
-			out = append(out, Leaves(e)...)
-		}
-		return out
-	case interface{ Unwrap() error }:
-		if inner := Leaves(x.Unwrap()); len(inner) > 0 {
-			return inner
-		}
-	}
-	return []error{err}
 }
