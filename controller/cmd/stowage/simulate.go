@@ -63,6 +63,7 @@ func (f *simulateFlags) run(stdout, stderr io.Writer) error {
 	if err != nil {
 		return fileError(f.scenario, err)
 	}
+	printWarnings(stderr, f.scenario, s.Warnings)
 	opts := simulate.Options{CompareCAS: f.compare == "cas"}
 	if f.seed != 0 {
 		opts.Seed = &f.seed
