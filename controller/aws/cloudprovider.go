@@ -177,7 +177,8 @@ func query(nc *v1alpha1.NodeClass, r *Resolved) instancetype.Query {
 			zones = append(zones, s.Zone)
 		}
 	}
-	return instancetype.Query{Zones: zones, Kubelet: nc.Spec.Kubelet, RootVolumeGiB: ephemeralVolumeGiB(nc)}
+	raid0 := nc.Spec.InstanceStorePolicy != nil && *nc.Spec.InstanceStorePolicy == v1alpha1.InstanceStorePolicyRAID0
+	return instancetype.Query{Zones: zones, Kubelet: nc.Spec.Kubelet, RootVolumeGiB: ephemeralVolumeGiB(nc), InstanceStoreRAID0: raid0}
 }
 
 // classFor fetches and resolves a NodeClass; failures are NodeClassNotReadyErrors.

@@ -89,6 +89,7 @@ func (c *CloudProvider) templateConfig(claim *v1alpha1.NodeClaim, nc *v1alpha1.N
 	taints := append(append([]corev1.Taint{v1alpha1.UnregisteredNoExecuteTaint}, claim.Spec.Taints...), claim.Spec.StartupTaints...)
 	cfg.UserData = amifamily.UserData(amifamily.Family(nc), amifamily.Bootstrap{
 		Cluster: c.opts.Cluster, Kubelet: nc.Spec.Kubelet, Labels: nodeLabels(claim), Taints: taints, CustomData: nc.Spec.UserData,
+		InstanceStoreRAID0: nc.Spec.InstanceStorePolicy != nil && *nc.Spec.InstanceStorePolicy == v1alpha1.InstanceStorePolicyRAID0,
 	})
 	return cfg
 }

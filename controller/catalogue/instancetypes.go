@@ -19,6 +19,9 @@ type Options struct {
 	Kubelet       *v1alpha1.KubeletConfiguration
 	// RootVolumeGiB sizes ephemeral storage; DefaultRootVolumeGiB when zero.
 	RootVolumeGiB int64
+	// InstanceStoreRAID0 (a NodeClass's instanceStorePolicy RAID0) puts
+	// ephemeral storage on the instance store of the types that have one.
+	InstanceStoreRAID0 bool
 }
 
 // DefaultOptions are us-east-1 with three zones, spot and on-demand.
@@ -64,6 +67,9 @@ func NewInstanceType(info Info, opts Options, ofs cloudprovider.Offerings) *clou
 		rootGiB = DefaultRootVolumeGiB
 	}
 	capacity := Capacity(info, opts.Kubelet, rootGiB)
+	if opts.InstanceStoreRAID0 && info.LocalNVMeGiB > 0 {
+		capacity.EphemeralStorage = InstanceStoreBytes(info)
+	}
 	return &cloudprovider.InstanceType{
 		Name:         info.Name,
 		Requirements: Requirements(info, opts.Region, ofs),

@@ -31,6 +31,8 @@ type Query struct {
 	Kubelet *v1alpha1.KubeletConfiguration
 	// RootVolumeGiB sizes ephemeral storage; the catalogue default when zero.
 	RootVolumeGiB int64
+	// InstanceStoreRAID0 puts ephemeral storage on the instance store.
+	InstanceStoreRAID0 bool
 }
 
 func (q Query) key() string {
@@ -135,7 +137,7 @@ func (p *Provider) expired(b *builtList) bool {
 
 func (p *Provider) build(q Query) []*cloudprovider.InstanceType {
 	d := p.cur.Load()
-	opts := catalogue.Options{Region: p.region, Zones: q.Zones, Kubelet: q.Kubelet, RootVolumeGiB: q.RootVolumeGiB}
+	opts := catalogue.Options{Region: p.region, Zones: q.Zones, Kubelet: q.Kubelet, RootVolumeGiB: q.RootVolumeGiB, InstanceStoreRAID0: q.InstanceStoreRAID0}
 	out := make([]*cloudprovider.InstanceType, 0, len(d.infos))
 	for _, info := range d.infos {
 		od, ok := p.prices.OnDemand(info.Name)
