@@ -53,9 +53,6 @@ type Options struct {
 	// NoKarpenterLabels leaves Karpenter's copies of the selector labels
 	// (karpenter.sh/capacity-type, karpenter.k8s.aws/instance-*) off the nodes.
 	NoKarpenterLabels bool
-	// CapacityReservationTags select the capacity reservations that reserved
-	// offerings launch into; every active Linux/UNIX reservation when empty.
-	CapacityReservationTags map[string]string
 	// Observe, when set, is called after every pass of a background loop
 	// (LoopRefresh, LoopLaunchTemplateGC) with its error, for metrics and tests.
 	Observe func(loop string, err error)
@@ -110,7 +107,7 @@ func New(c Clients, classes NodeClasses, opts Options) *CloudProvider {
 	log := opts.Logger.Named("aws")
 	unavailable := cache.NewUnavailable(opts.Clock, opts.Backoff)
 	prices := pricing.NewProvider(c.EC2, c.Pricing, opts.Region, opts.Clock, log.Named("pricing"))
-	reservations := capacityreservation.NewProvider(c.EC2, opts.CapacityReservationTags)
+	reservations := capacityreservation.NewProvider(c.EC2)
 	return &CloudProvider{
 		opts: opts, log: log, classes: classes, reservations: reservations,
 		subnets:     subnet.NewProvider(c.EC2),
@@ -178,7 +175,12 @@ func query(nc *v1alpha1.NodeClass, r *Resolved) instancetype.Query {
 		}
 	}
 	raid0 := nc.Spec.InstanceStorePolicy != nil && *nc.Spec.InstanceStorePolicy == v1alpha1.InstanceStorePolicyRAID0
-	return instancetype.Query{Zones: zones, Kubelet: nc.Spec.Kubelet, RootVolumeGiB: ephemeralVolumeGiB(nc), InstanceStoreRAID0: raid0}
+	var reservations []string
+	for _, cr := range r.Reservations {
+		reservations = append(reservations, cr.ID)
+	}
+	return instancetype.Query{Zones: zones, Kubelet: nc.Spec.Kubelet, RootVolumeGiB: ephemeralVolumeGiB(nc), InstanceStoreRAID0: raid0,
+		Reservations: reservations}
 }
 
 // classFor fetches and resolves a NodeClass; failures are NodeClassNotReadyErrors.
