@@ -45,8 +45,8 @@ type Resolved struct {
 	// Reservations are the capacity reservations the class selects; reserved
 	// offerings exist for these only.
 	Reservations []v1alpha1.CapacityReservation
-	Hash            string
-	at              time.Time
+	Hash         string
+	at           time.Time
 }
 
 // Hash is a stable digest of a NodeClass's spec, recorded on claims to detect drift.
