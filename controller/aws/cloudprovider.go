@@ -22,6 +22,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/aws/instancetype"
 	"github.com/stowage-dev/stowage/controller/aws/launchtemplate"
 	"github.com/stowage-dev/stowage/controller/aws/pricing"
+	"github.com/stowage-dev/stowage/controller/aws/sdk"
 	"github.com/stowage-dev/stowage/controller/aws/securitygroup"
 	"github.com/stowage-dev/stowage/controller/aws/subnet"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
@@ -50,6 +51,11 @@ type Options struct {
 	// LaunchTemplateTTL is how long a launch template may go unused before it is
 	// deleted; 1 hour when zero.
 	LaunchTemplateTTL time.Duration
+	// DryRun (stowage run --dry-run) reads the account and changes nothing:
+	// every call that would create, change or delete is refused before it
+	// is made (sdk.ReadOnlyEC2, sdk.ReadOnlyIAM), the launch template GC does
+	// not run, and a NodeClass's instance profile is named, not created.
+	DryRun bool
 	// NoKarpenterLabels leaves Karpenter's copies of the selector labels
 	// (karpenter.sh/capacity-type, karpenter.k8s.aws/instance-*) off the nodes.
 	NoKarpenterLabels bool
@@ -104,6 +110,9 @@ type CloudProvider struct {
 // New composes the AWS cloud provider from clients.
 func New(c Clients, classes NodeClasses, opts Options) *CloudProvider {
 	opts = opts.withDefaults()
+	if opts.DryRun {
+		c.EC2, c.IAM = sdk.ReadOnlyEC2{EC2API: c.EC2}, sdk.ReadOnlyIAM{IAMAPI: c.IAM}
+	}
 	log := opts.Logger.Named("aws")
 	unavailable := cache.NewUnavailable(opts.Clock, opts.Backoff)
 	prices := pricing.NewProvider(c.EC2, c.Pricing, opts.Region, opts.Clock, log.Named("pricing"))

@@ -60,6 +60,7 @@ func (b *Bed) NewOperator(ctx context.Context, o OperatorOptions) (*operator.Ope
 	newCloud := func(mgr manager.Manager) (cloudprovider.CloudProvider, error) {
 		cp := stowaws.New(b.Clients, operator.NodeClasses{Reader: mgr.GetClient()}, stowaws.Options{
 			Cluster: cluster, Region: Region, KubernetesVersion: b.KubernetesVersion, Logger: log, NoKarpenterLabels: !opts.KarpenterLabels,
+			DryRun: opts.DryRun,
 		})
 		if o.Wrap != nil {
 			return o.Wrap(cp), nil

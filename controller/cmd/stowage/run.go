@@ -90,6 +90,7 @@ func startController(ctx context.Context, o *options.Options, log hclog.Logger) 
 	newCloud := func(mgr manager.Manager) (cloudprovider.CloudProvider, error) {
 		return aws.New(clients, operator.NodeClasses{Reader: mgr.GetClient()}, aws.Options{
 			Cluster: cluster, Region: o.Region, KubernetesVersion: version, Logger: log, NoKarpenterLabels: !o.KarpenterLabels,
+			DryRun: o.DryRun,
 		}), nil
 	}
 	return operator.Run(ctx, cfg, o, newCloud, log)
