@@ -61,6 +61,9 @@ var outcomes = map[string]outcome{
 		"spec.ipPrefixCount: not converted", "spec.enclaveOptions: not converted", "spec.context: not converted",
 		"spec.blockDeviceMappings[0].ebs.volumeInitializationRate: not converted"}},
 	"kubectl-dump.yaml":  {converted: []string{"NodePool default", "NodeClass default"}},
+	"newer-policies.yaml": {converted: []string{"NodePool balanced", "NodePool static"}, warnings: []string{
+		"spec.disruption.consolidationPolicy: converted to WhenEmpty: Stowage has no Balanced policy",
+		"spec.replicas: not converted: a static NodePool (replicas) has no Stowage equivalent"}},
 	"ssm-parameter.yaml": {refused: map[string]string{"EC2NodeClass ssm": "spec.amiSelectorTerms[0].ssmParameter: Stowage does not read image ids from SSM parameters"}},
 }
 

@@ -2,6 +2,9 @@ package karpenter
 
 import (
 	"io"
+	"strings"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 
 	"github.com/stowage-dev/stowage/controller/manifest"
 )
@@ -36,6 +39,8 @@ func Import(objs []*manifest.Object) *Result {
 		switch {
 		case Is(m.APIVersion, m.Kind) && m.Kind == "NodeClaim":
 			r.Skipped = append(r.Skipped, Refusal{m, m.Errorf("kind", "a NodeClaim is a node Karpenter launched, not configuration: not imported (stowage schedule reads it as capacity)")})
+		case m.Kind == "NodeOverlay" && strings.HasPrefix(m.APIVersion, v1alpha1.KarpenterGroup+"/"):
+			r.Skipped = append(r.Skipped, Refusal{m, m.Errorf("kind", "Stowage has no NodeOverlay (price and capacity overrides per instance type): not imported; Stowage prices offerings from the AWS Pricing API and spot history")})
 		case !Is(m.APIVersion, m.Kind):
 			r.Skipped = append(r.Skipped, Refusal{m, m.Errorf("kind", "%s %s is not a Karpenter NodePool or EC2NodeClass: not imported", m.APIVersion, m.Kind)})
 		default:
