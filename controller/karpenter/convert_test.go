@@ -60,7 +60,7 @@ var outcomes = map[string]outcome{
 	"full-ec2nodeclass.yaml": {converted: []string{"NodeClass everything"}, warnings: []string{
 		"spec.ipPrefixCount: not converted", "spec.enclaveOptions: not converted", "spec.context: not converted",
 		"spec.blockDeviceMappings[0].ebs.volumeInitializationRate: not converted"}},
-	"kubectl-dump.yaml":  {converted: []string{"NodePool default", "NodeClass default"}},
+	"kubectl-dump.yaml": {converted: []string{"NodePool default", "NodeClass default"}},
 	"newer-policies.yaml": {converted: []string{"NodePool balanced", "NodePool static"}, warnings: []string{
 		"spec.disruption.consolidationPolicy: converted to WhenEmpty: Stowage has no Balanced policy",
 		"spec.replicas: not converted: a static NodePool (replicas) has no Stowage equivalent"}},
