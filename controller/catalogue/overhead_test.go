@@ -257,4 +257,7 @@ func TestSoftEvictionCountsWhereLarger(t *testing.T) {
 	if e := it.Overhead.EvictionThreshold; e.Memory != 500*mib || e.EphemeralStorage != 2*gib {
 		t.Errorf("eviction threshold memory %d, ephemeral %d; want 500 MiB (soft) and 2 GiB (hard 10%% of 20 GiB)", e.Memory, e.EphemeralStorage)
 	}
+	if a := it.Allocatable().Memory; a != 6503*mib { // 7577 capacity - 574 kube-reserved - 500 soft eviction, docs/capacity.md
+		t.Errorf("allocatable memory %d MiB, want 6503 MiB", a/mib)
+	}
 }
