@@ -392,7 +392,8 @@ var invalidCases = []admissionCase{
 // validateOnlyCases are accepted at admission but rejected by Validate, which names
 // field. The strings of corev1.Taint and label values have no maxLength, so matching
 // them against a pattern would exceed the API server's CEL cost budget; the regexp
-// for durations does not know Go's range.
+// for durations does not know Go's range; the minValues rule counts values as
+// listed, Validate distinct ones.
 var validateOnlyCases = []admissionCase{
 	{name: "taint key with a space", base: basePool, patch: `{spec: {template: {spec: {taints: [{key: "my key", effect: NoSchedule}]}}}}`,
 		field: "spec.template.spec.taints[0].key"},
@@ -400,6 +401,8 @@ var validateOnlyCases = []admissionCase{
 		field: "spec.template.spec.startupTaints[0].value"},
 	{name: "label value with a space", base: basePool, patch: labels(`{team: "web team"}`),
 		field: poolLabels + "[team]"},
+	{name: "minValues counting a value listed twice", base: basePool, patch: reqs(`{key: stowage.dev/instance-family, operator: In, values: [c6i, c6i], minValues: 2}`),
+		field: poolReq0 + ".minValues"},
 	{name: "expireAfter beyond Go's range", base: basePool, patch: `{spec: {template: {spec: {expireAfter: 9999999h}}}}`},
 }
 

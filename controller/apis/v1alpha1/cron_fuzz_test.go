@@ -3,27 +3,49 @@ package v1alpha1_test
 import (
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/stowage-dev/stowage/controller/apis/crds"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 )
 
-// celSchedule is the CRD's rule on a budget's schedule, in Go's regexp
-// syntax (RE2, as CEL's matches is): what Validate accepts, admission must
-// accept too, or the API server would refuse a budget the Go side calls valid.
-var celSchedule = regexp.MustCompile(`^\s*\S+(\s+\S+){4}\s*$`)
-
-var celMacros = []string{"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
+// scheduleRule reads the CRD's rule on a budget's schedule, the macros it
+// lists and the pattern it matches, which Go's regexp (RE2, as CEL's matches
+// is) evaluates: what Validate accepts, admission must accept too, or the API
+// server would refuse a budget the Go side calls valid.
+func scheduleRule(t testing.TB) (macros []string, pattern *regexp.Regexp) {
+	t.Helper()
+	for _, crd := range crds.MustCRDs() {
+		if crd.Spec.Names.Kind != "NodePool" {
+			continue
+		}
+		budgets := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["disruption"].Properties["budgets"]
+		for _, r := range budgets.Items.Schema.Properties["schedule"].XValidations {
+			in := regexp.MustCompile(`^self in \[(.*)\] \|\| self\.matches\(r'(.*)'\)$`).FindStringSubmatch(r.Rule)
+			if in == nil {
+				t.Fatalf("the schedule rule %q is not 'self in [...] || self.matches(...)': update this test", r.Rule)
+			}
+			for _, m := range strings.Split(in[1], ", ") {
+				macros = append(macros, strings.Trim(m, "'"))
+			}
+			return macros, regexp.MustCompile(in[2])
+		}
+	}
+	t.Fatal("no rule on spec.disruption.budgets.schedule in the NodePool CRD")
+	return nil, nil
+}
 
 // FuzzValidateCron checks a budget's schedule: a refused one is refused on
 // spec.disruption.budgets[0].schedule with a message; an accepted one parses
 // with the disruption controller's parser, fires within five years of any
 // day, and passes the CRD's rule.
 func FuzzValidateCron(f *testing.F) {
+	celMacros, celSchedule := scheduleRule(f)
 	for _, s := range []string{"0 9 * * 1-5", "@daily", "*/15 * * * *", "0 0 30 2 *", "@every 5m", "0 0 * * * *", "TZ=Asia/Tokyo 0 9 * * *", "0 9 * JAN MON"} {
 		f.Add(s)
 	}

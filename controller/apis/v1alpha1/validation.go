@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -118,8 +119,8 @@ func validateMinValues(path *field.Path, r NodeSelectorRequirementWithMinValues)
 	if *r.MinValues < 1 || *r.MinValues > 50 {
 		return field.ErrorList{field.Invalid(p, *r.MinValues, "must be between 1 and 50")}
 	}
-	if r.Operator == OperatorIn && *r.MinValues > len(r.Values) {
-		return field.ErrorList{field.Invalid(p, *r.MinValues, fmt.Sprintf("asks for %d values but only %d are listed; list more values or lower minValues", *r.MinValues, len(r.Values)))}
+	if distinct := len(slices.Compact(slices.Sorted(slices.Values(r.Values)))); r.Operator == OperatorIn && *r.MinValues > distinct {
+		return field.ErrorList{field.Invalid(p, *r.MinValues, fmt.Sprintf("asks for %d values but only %d distinct ones are listed; list more values or lower minValues", *r.MinValues, distinct))}
 	}
 	return nil
 }
@@ -258,6 +259,10 @@ func (b BudgetNodes) Allowed(total int) int {
 	return total * b.Value / 100
 }
 
+// cronShape is the CRD's rule on a schedule's shape (RE2, as CEL's matches):
+// five fields separated by spaces or tabs.
+var cronShape = regexp.MustCompile(`^\s*\S+(\s+\S+){4}\s*$`)
+
 var cronMacros = []string{"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
 
 // ValidateCron checks a budget schedule as the disruption controller reads
@@ -265,9 +270,9 @@ var cronMacros = []string{"@yearly", "@annually", "@monthly", "@weekly", "@daily
 // accepts and which fires at least once in the next five years (an
 // expression such as "0 0 30 2 *" never does).
 func ValidateCron(s string) error {
-	if !slices.Contains(cronMacros, strings.TrimSpace(s)) {
-		if n := len(strings.Fields(s)); n != 5 {
-			return fmt.Errorf("want five fields (minute hour day-of-month month day-of-week) or a macro such as @daily, got %d fields", n)
+	if !slices.Contains(cronMacros, s) {
+		if n := len(strings.Fields(s)); n != 5 || !cronShape.MatchString(s) {
+			return fmt.Errorf("want five fields (minute hour day-of-month month day-of-week) separated by spaces, or a macro such as @daily, got %d fields", n)
 		}
 	}
 	schedule, err := ParseCron(s)

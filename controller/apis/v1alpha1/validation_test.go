@@ -214,7 +214,7 @@ func TestNodePoolValidation(t *testing.T) {
 		{"minValues 0", withMinValues(0, "c6i", "m6i"), wantError{reqs + ".minValues", []string{"between 1 and 50"}}},
 		{"minValues 51", withMinValues(51, "c6i"), wantError{reqs + ".minValues", []string{"between 1 and 50"}}},
 		{"minValues above the values listed", withMinValues(3, "c6i", "m6i"),
-			wantError{reqs + ".minValues", []string{"only 2 are listed", "list more values or lower minValues"}}},
+			wantError{reqs + ".minValues", []string{"only 2 distinct ones are listed", "list more values or lower minValues"}}},
 		{"label in the kubernetes.io domain", label("kubernetes.io/arch", "amd64"),
 			wantError{"spec.template.metadata.labels[kubernetes.io/arch]", []string{"use your own prefix"}}},
 		{"label under a kubernetes.io subdomain", label("topology.kubernetes.io/zone", "us-east-1a"),
