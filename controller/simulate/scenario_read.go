@@ -67,7 +67,7 @@ func (s *Scenario) add(m *manifest.Object, seen map[string]int) error {
 	k, ok := scenarioKinds[m.Kind]
 	switch {
 	case !ok:
-		return m.Errorf("kind", "kind %q is not part of a scenario; use Scenario, NodePool, NodeClass, Deployment, Job or DaemonSet", m.Kind)
+		return m.Errorf("kind", "kind %q is not part of a scenario; use Scenario, NodePool, NodeClass, Deployment, Job or DaemonSet (or Karpenter's NodePool and EC2NodeClass)", m.Kind)
 	case m.APIVersion != k.apiVersion:
 		return m.Errorf("apiVersion", "%q is not the apiVersion of %s: use %s", m.APIVersion, m.Kind, k.apiVersion)
 	case m.Kind == ScenarioKind && s.doc != nil:

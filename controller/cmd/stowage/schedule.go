@@ -53,7 +53,7 @@ func runSchedule(args []string, stdout, stderr io.Writer) int {
 	var f scheduleFlags
 	fs := flag.NewFlagSet("schedule", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.snapshot, "snapshot", "", "multi-document YAML of Pods, Nodes, DaemonSets, PVCs, PVs, StorageClasses, NodePools, NodeClasses, NodeClaims (required)")
+	fs.StringVar(&f.snapshot, "snapshot", "", "multi-document YAML of Pods, Nodes, DaemonSets, PVCs, PVs, StorageClasses, NodePools, NodeClasses, NodeClaims, and Karpenter's NodePools, EC2NodeClasses and NodeClaims (required)")
 	fs.StringVar(&f.catalogue, "catalogue", "", "instance catalogue CSV in the built-in format (default: the built-in catalogue)")
 	fs.BoolVar(&f.json, "json", false, "print the decision as JSON (schema in docs/schedule.md)")
 	fs.BoolVar(&f.ignorePreferences, "ignore-preferences", false, "treat preferred affinities and ScheduleAnyway spreads as absent")
