@@ -185,7 +185,8 @@ func (c *checker) variantNode(n *node, v variant) *corev1.Node {
 		labels[corev1.LabelTopologyZone] = v.offering.Zone
 		labels[v1alpha1.LabelCapacityType] = v.offering.CapacityType
 	}
-	return fakeNode(n.name, labels)
+	// A launched node carries Karpenter's selector labels too (stowage run's default).
+	return fakeNode(n.name, mergeLabels(labels, v1alpha1.KarpenterSelectorLabels(labels)))
 }
 
 // describe names a variant for messages.

@@ -39,7 +39,10 @@ func (sv *solver) existingNode(sn *StateNode) (*node, []*corev1.Pod) {
 	if n.labels == nil {
 		n.labels = map[string]string{}
 	}
+	// A pod matches the node's labels as written, as kube-scheduler matches
+	// them; its topology domains are read through Karpenter's keys too.
 	n.reqs = scheduling.FromLabels(n.labels)
+	n.labels = sv.keys.nodeLabels(n.labels)
 	var used scheduling.Resources
 	for _, pod := range sn.Pods {
 		if isTerminal(pod) {

@@ -64,6 +64,10 @@ type Options struct {
 	MinValuesPolicy MinValuesPolicy
 	// MaxInstanceTypes caps each NodeClaim's ranked list (60, CreateFleet's override limit, when zero).
 	MaxInstanceTypes int
+	// NoKarpenterLabels says that Stowage's nodes do not carry Karpenter's
+	// selector labels (stowage run --karpenter-labels=false), so a pod's
+	// Karpenter keys are read literally rather than as Stowage's.
+	NoKarpenterLabels bool
 }
 
 // MinValuesPolicy says what to do when a requirement's minValues cannot be met.
