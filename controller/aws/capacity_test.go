@@ -1,6 +1,8 @@
 package aws_test
 
 import (
+	"encoding/base64"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,8 +51,8 @@ func TestNeuronAccelerators(t *testing.T) {
 	}
 	for _, tc := range cases {
 		labels := types[tc.name].Requirements.Labels()
-		want := map[string]string{catalogue.LabelInstanceAcceleratorName: tc.accel, catalogue.LabelInstanceAcceleratorCount: tc.count,
-			catalogue.LabelInstanceAcceleratorManufacturer: map[bool]string{true: "aws"}[tc.accel != ""]}
+		want := map[string]string{v1alpha1.LabelInstanceAcceleratorName: tc.accel, v1alpha1.LabelInstanceAcceleratorCount: tc.count,
+			v1alpha1.LabelInstanceAcceleratorManufacturer: map[bool]string{true: "aws"}[tc.accel != ""]}
 		for k, v := range want {
 			if labels[k] != v {
 				t.Errorf("%s label %s = %q, want %q", tc.name, k, labels[k], v)
@@ -61,7 +63,7 @@ func TestNeuronAccelerators(t *testing.T) {
 		}
 	}
 	claim := nodeClaim("neuron", nil, []string{"on-demand"})
-	claim.Spec.Requirements[0] = v1alpha1.NodeSelectorRequirementWithMinValues{Key: catalogue.LabelInstanceAcceleratorName,
+	claim.Spec.Requirements[0] = v1alpha1.NodeSelectorRequirementWithMinValues{Key: v1alpha1.LabelInstanceAcceleratorName,
 		Operator: v1alpha1.OperatorIn, Values: []string{"inferentia2"}}
 	got, err := e.cp.Create(ctx(t), claim)
 	if err != nil || got.Labels[corev1.LabelInstanceTypeStable] != "inf2.xlarge" {
@@ -127,6 +129,43 @@ func checkVolumes(t *testing.T, e *env, claim *v1alpha1.NodeClaim, bdms []v1alph
 			if lt.BlockDevices[i].DeviceName != *b.DeviceName || int64(lt.BlockDevices[i].VolumeSize) != want {
 				t.Errorf("volume %d: %s %d GiB, want %s %d GiB", i, lt.BlockDevices[i].DeviceName, lt.BlockDevices[i].VolumeSize, *b.DeviceName, want)
 			}
+		}
+		return
+	}
+	t.Fatalf("instance %s was launched from no known template", id)
+}
+
+// TestInstanceStoreRAID0 launches g5.xlarge for a NodeClass with
+// instanceStorePolicy RAID0 and images selected by id with amiFamily
+// AL2023: ephemeral storage is the instance store (250 GB), the launch
+// template's user data asks nodeadm for RAID0 with Stowage's NodeConfig.
+func TestInstanceStoreRAID0(t *testing.T) {
+	var specs []awsemu.InstanceTypeSpec
+	for _, s := range awsemu.BuiltinCatalogue() {
+		if s.Name == "g5.xlarge" {
+			specs = append(specs, s)
+		}
+	}
+	e := newEnv(t, specs, 1)
+	raid0, family := v1alpha1.InstanceStorePolicyRAID0, v1alpha1.AMIFamilyAL2023
+	e.nc.Spec.InstanceStorePolicy, e.nc.Spec.AMIFamily = &raid0, &family
+	e.nc.Spec.AMISelectorTerms = []v1alpha1.AMISelectorTerm{{ID: e.images["/aws/service/eks/optimized-ami/"+k8sVersion+"/amazon-linux-2023/x86_64/nvidia/recommended/image_id"]}}
+	if it := discovered(t, e)["g5.xlarge"]; it.Capacity.EphemeralStorage != 250_000_000_000 {
+		t.Fatalf("g5.xlarge ephemeral-storage capacity %d, want 250000000000 (the instance store)", it.Capacity.EphemeralStorage)
+	}
+	claim, err := e.cp.Create(ctx(t), nodeClaim("raid", []string{"g5.xlarge"}, []string{"on-demand"}))
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	id, _ := instance.ParseProviderID(claim.Status.ProviderID)
+	in, _ := e.emu.Instance(id)
+	for _, lt := range e.emu.LaunchTemplates() {
+		if lt.ID != in.LaunchTemplate {
+			continue
+		}
+		data, err := base64.StdEncoding.DecodeString(lt.UserData)
+		if err != nil || !strings.Contains(string(data), "localStorage:\n      strategy: RAID0") || !strings.Contains(string(data), "kind: NodeConfig") {
+			t.Errorf("user data %q (%v) does not ask nodeadm for RAID0", data, err)
 		}
 		return
 	}

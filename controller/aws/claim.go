@@ -1,6 +1,8 @@
 package aws
 
 import (
+	"maps"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -37,8 +39,13 @@ func (c *CloudProvider) claimFromInstance(in *instance.Instance) *v1alpha1.NodeC
 	return claim
 }
 
-// launched fills a copy of the claim with what was launched.
-func launched(claim *v1alpha1.NodeClaim, in *instance.Instance, it *cloudprovider.InstanceType, imageID, hash string) *v1alpha1.NodeClaim {
+// launched fills a copy of the claim with what was launched: the instance's
+// labels (type, zone, capacity type and the type's attributes), and, unless
+// NoKarpenterLabels, Karpenter's copies of them, so that workloads selecting
+// on Karpenter's keys keep scheduling on Stowage's nodes. Karpenter's
+// ownership markers (karpenter.sh/nodepool, registered, initialized) are never
+// among them: a Karpenter running beside Stowage leaves these nodes alone.
+func (c *CloudProvider) launched(claim *v1alpha1.NodeClaim, in *instance.Instance, it *cloudprovider.InstanceType, imageID, hash string) *v1alpha1.NodeClaim {
 	out := claim.DeepCopy()
 	if out.Labels == nil {
 		out.Labels = map[string]string{}
@@ -56,6 +63,9 @@ func launched(claim *v1alpha1.NodeClaim, in *instance.Instance, it *cloudprovide
 	out.Labels[corev1.LabelInstanceTypeStable] = in.Type
 	out.Labels[corev1.LabelTopologyZone] = in.Zone
 	out.Labels[v1alpha1.LabelCapacityType] = in.CapacityType
+	if !c.opts.NoKarpenterLabels {
+		maps.Copy(out.Labels, v1alpha1.KarpenterSelectorLabels(out.Labels))
+	}
 	out.Annotations[v1alpha1.AnnotationNodeClassHash] = hash
 	out.Status.ProviderID = instance.ProviderID(in.Zone, in.ID)
 	out.Status.ImageID = imageID

@@ -22,6 +22,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/aws/instancetype"
 	"github.com/stowage-dev/stowage/controller/aws/launchtemplate"
 	"github.com/stowage-dev/stowage/controller/aws/pricing"
+	"github.com/stowage-dev/stowage/controller/aws/sdk"
 	"github.com/stowage-dev/stowage/controller/aws/securitygroup"
 	"github.com/stowage-dev/stowage/controller/aws/subnet"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
@@ -50,9 +51,14 @@ type Options struct {
 	// LaunchTemplateTTL is how long a launch template may go unused before it is
 	// deleted; 1 hour when zero.
 	LaunchTemplateTTL time.Duration
-	// CapacityReservationTags select the capacity reservations that reserved
-	// offerings launch into; every active Linux/UNIX reservation when empty.
-	CapacityReservationTags map[string]string
+	// DryRun (stowage run --dry-run) reads the account and changes nothing:
+	// every call that would create, change or delete is refused before it
+	// is made (sdk.ReadOnlyEC2, sdk.ReadOnlyIAM), the launch template GC does
+	// not run, and a NodeClass's instance profile is named, not created.
+	DryRun bool
+	// NoKarpenterLabels leaves Karpenter's copies of the selector labels
+	// (karpenter.sh/capacity-type, karpenter.k8s.aws/instance-*) off the nodes.
+	NoKarpenterLabels bool
 	// Observe, when set, is called after every pass of a background loop
 	// (LoopRefresh, LoopLaunchTemplateGC) with its error, for metrics and tests.
 	Observe func(loop string, err error)
@@ -104,10 +110,13 @@ type CloudProvider struct {
 // New composes the AWS cloud provider from clients.
 func New(c Clients, classes NodeClasses, opts Options) *CloudProvider {
 	opts = opts.withDefaults()
+	if opts.DryRun {
+		c.EC2, c.IAM = sdk.ReadOnlyEC2{EC2API: c.EC2}, sdk.ReadOnlyIAM{IAMAPI: c.IAM}
+	}
 	log := opts.Logger.Named("aws")
 	unavailable := cache.NewUnavailable(opts.Clock, opts.Backoff)
 	prices := pricing.NewProvider(c.EC2, c.Pricing, opts.Region, opts.Clock, log.Named("pricing"))
-	reservations := capacityreservation.NewProvider(c.EC2, opts.CapacityReservationTags)
+	reservations := capacityreservation.NewProvider(c.EC2)
 	return &CloudProvider{
 		opts: opts, log: log, classes: classes, reservations: reservations,
 		subnets:     subnet.NewProvider(c.EC2),
@@ -174,7 +183,13 @@ func query(nc *v1alpha1.NodeClass, r *Resolved) instancetype.Query {
 			zones = append(zones, s.Zone)
 		}
 	}
-	return instancetype.Query{Zones: zones, Kubelet: nc.Spec.Kubelet, RootVolumeGiB: ephemeralVolumeGiB(nc)}
+	raid0 := nc.Spec.InstanceStorePolicy != nil && *nc.Spec.InstanceStorePolicy == v1alpha1.InstanceStorePolicyRAID0
+	var reservations []string
+	for _, cr := range r.Reservations {
+		reservations = append(reservations, cr.ID)
+	}
+	return instancetype.Query{Zones: zones, Kubelet: nc.Spec.Kubelet, RootVolumeGiB: ephemeralVolumeGiB(nc), InstanceStoreRAID0: raid0,
+		Reservations: reservations}
 }
 
 // classFor fetches and resolves a NodeClass; failures are NodeClassNotReadyErrors.

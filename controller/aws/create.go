@@ -13,7 +13,6 @@ import (
 	"github.com/stowage-dev/stowage/controller/aws/cache"
 	"github.com/stowage-dev/stowage/controller/aws/instance"
 	"github.com/stowage-dev/stowage/controller/aws/subnet"
-	"github.com/stowage-dev/stowage/controller/catalogue"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
@@ -39,7 +38,7 @@ func (c *CloudProvider) Create(ctx context.Context, claim *v1alpha1.NodeClaim) (
 			return nil, c.launchError(err)
 		}
 		i := slices.IndexFunc(types, func(it *cloudprovider.InstanceType) bool { return it.Name == in.Type })
-		return launched(claim, in, at(types, i), in.ImageID, r.Hash), nil
+		return c.launched(claim, in, at(types, i), in.ImageID, r.Hash), nil
 	}
 	candidates := compatible(types, claimRequirements(claim), scheduling.FromList(claim.Spec.Resources.Requests))
 	return c.launch(ctx, claim, nc, r, types, candidates)
@@ -78,7 +77,7 @@ func (c *CloudProvider) launch(ctx context.Context, claim *v1alpha1.NodeClaim, n
 		}
 		if in != nil {
 			c.recordLaunch(claim, in)
-			return launched(claim, in, p.types[in.Type], p.images[in.Type], r.Hash), nil
+			return c.launched(claim, in, p.types[in.Type], p.images[in.Type], r.Hash), nil
 		}
 	}
 	return nil, cloudprovider.NewInsufficientCapacityError("no allowed offering could be launched for nodeclaim "+claim.Name, tried...)
@@ -110,9 +109,6 @@ var schedulingKeys = func() map[string]bool {
 	keys := map[string]bool{}
 	for k := range v1alpha1.WellKnownLabels {
 		keys[k] = k != v1alpha1.LabelNodePool && k != corev1.LabelHostname
-	}
-	for _, k := range catalogue.AcceleratorLabels {
-		keys[k] = true
 	}
 	return keys
 }()

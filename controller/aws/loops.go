@@ -20,6 +20,10 @@ const (
 func (c *CloudProvider) Start(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { c.every(ctx, LoopRefresh, c.opts.RefreshInterval, c.Refresh) })
+	if c.opts.DryRun {
+		wg.Wait() // the GC deletes templates: not in a dry run
+		return nil
+	}
 	wg.Go(func() {
 		c.every(ctx, LoopLaunchTemplateGC, c.opts.GCInterval, func(ctx context.Context) error {
 			_, err := c.GarbageCollectLaunchTemplates(ctx)

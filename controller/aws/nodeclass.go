@@ -42,8 +42,11 @@ type Resolved struct {
 	SecurityGroups  []v1alpha1.SecurityGroup
 	AMIs            []v1alpha1.AMI
 	InstanceProfile string
-	Hash            string
-	at              time.Time
+	// Reservations are the capacity reservations the class selects; reserved
+	// offerings exist for these only.
+	Reservations []v1alpha1.CapacityReservation
+	Hash         string
+	at           time.Time
 }
 
 // Hash is a stable digest of a NodeClass's spec, recorded on claims to detect drift.
@@ -97,6 +100,9 @@ func (c *CloudProvider) resolve(ctx context.Context, nc *v1alpha1.NodeClass) (*R
 	if r.AMIs, err = c.amis.Resolve(ctx, nc.Spec.AMISelectorTerms); err != nil {
 		return nil, err
 	}
+	if r.Reservations, err = c.reservations.Resolve(ctx, nc.Spec.CapacityReservationSelectorTerms); err != nil {
+		return nil, err
+	}
 	if nc.Spec.InstanceProfile != nil {
 		r.InstanceProfile, err = c.profiles.Existing(ctx, *nc.Spec.InstanceProfile)
 	} else {
@@ -123,7 +129,7 @@ func (c *CloudProvider) Status(ctx context.Context, nc *v1alpha1.NodeClass) v1al
 		return v1alpha1.NodeClassStatus{Conditions: []metav1.Condition{cond}}
 	}
 	st := v1alpha1.NodeClassStatus{SecurityGroups: r.SecurityGroups, AMIs: r.AMIs, InstanceProfile: r.InstanceProfile,
-		Conditions: []metav1.Condition{cond}}
+		CapacityReservations: r.Reservations, Conditions: []metav1.Condition{cond}}
 	for _, s := range r.Subnets {
 		st.Subnets = append(st.Subnets, v1alpha1.Subnet{ID: s.ID, Zone: s.Zone, ZoneID: s.ZoneID})
 	}

@@ -89,16 +89,17 @@ func (c *CloudProvider) templateConfig(claim *v1alpha1.NodeClaim, nc *v1alpha1.N
 	taints := append(append([]corev1.Taint{v1alpha1.UnregisteredNoExecuteTaint}, claim.Spec.Taints...), claim.Spec.StartupTaints...)
 	cfg.UserData = amifamily.UserData(amifamily.Family(nc), amifamily.Bootstrap{
 		Cluster: c.opts.Cluster, Kubelet: nc.Spec.Kubelet, Labels: nodeLabels(claim), Taints: taints, CustomData: nc.Spec.UserData,
+		InstanceStoreRAID0: nc.Spec.InstanceStorePolicy != nil && *nc.Spec.InstanceStorePolicy == v1alpha1.InstanceStorePolicyRAID0,
 	})
 	return cfg
 }
 
 // nodeLabels are the claim's labels the kubelet registers with: the pool's own,
-// not the ones Stowage derives from the instance.
+// not the ones Stowage derives from the instance (nor their Karpenter copies).
 func nodeLabels(claim *v1alpha1.NodeClaim) map[string]string {
 	out := map[string]string{}
 	for k, v := range claim.Labels {
-		if !v1alpha1.WellKnownLabels[k] || k == v1alpha1.LabelNodePool {
+		if (!v1alpha1.WellKnownLabels[k] && v1alpha1.KarpenterLabelAliases[k] == "") || k == v1alpha1.LabelNodePool {
 			out[k] = v
 		}
 	}

@@ -1,13 +1,14 @@
 package aws_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
-	stowaws "github.com/stowage-dev/stowage/controller/aws"
 	"github.com/stowage-dev/stowage/controller/aws/instance"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/internal/awsemu"
@@ -51,6 +52,7 @@ func TestReservedCapacity(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, awsemu.SmallCatalogue(), 3)
 			id := addReservation(e, tc.size, nil)
+			e.nc.Spec.CapacityReservationSelectorTerms = []v1alpha1.CapacityReservationSelectorTerm{{ID: id}}
 			if _, err := e.cp.InstanceTypes(ctx(t), nodePool("default")); err != nil {
 				t.Fatalf("discovering: %v", err)
 			}
@@ -106,9 +108,8 @@ func checkReservedLaunch(t *testing.T, e *env, got *v1alpha1.NodeClaim, err erro
 // with their id and room, only when active and selected; a terminated
 // instance gives its place back after the next refresh.
 func TestReservedOfferings(t *testing.T) {
-	e := newEnv(t, awsemu.SmallCatalogue(), 3, func(_ *awsemu.Config, o *stowaws.Options) {
-		o.CapacityReservationTags = map[string]string{"team": "ml"}
-	})
+	e := newEnv(t, awsemu.SmallCatalogue(), 3)
+	e.nc.Spec.CapacityReservationSelectorTerms = []v1alpha1.CapacityReservationSelectorTerm{{Tags: map[string]string{"team": "ml"}}}
 	id := addReservation(e, 1, map[string]string{"team": "ml"})
 	addReservation(e, 5, map[string]string{"team": "web"}) // not selected
 	e.emu.AddCapacityReservation(awsemu.CapacityReservation{InstanceType: "m6i.large", Zone: reservedZone, TotalInstanceCount: 5,
@@ -148,6 +149,71 @@ func reservedOfferings(t *testing.T, e *env) []cloudprovider.Offering {
 				if it.Name != "m6i.large" {
 					t.Errorf("reserved offering on %s", it.Name)
 				}
+				out = append(out, o)
+			}
+		}
+	}
+	return out
+}
+
+// TestNodeClassSelectsItsReservations: a NodeClass launches into the
+// reservations its terms select and no others: none without terms, however
+// many active reservations the account has; by id, tags, owner (a
+// reservation shared from another account) and match criteria; an id that
+// no longer exists selects nothing. The status lists what was selected.
+func TestNodeClassSelectsItsReservations(t *testing.T) {
+	e := newEnv(t, awsemu.SmallCatalogue(), 3)
+	ml := addReservation(e, 2, map[string]string{"team": "ml"})
+	web := addReservation(e, 2, map[string]string{"team": "web"})
+	shared := e.emu.AddCapacityReservation(awsemu.CapacityReservation{InstanceType: "m6i.large", Zone: reservedZone, TotalInstanceCount: 1,
+		InstanceMatchCriteria: awsemu.MatchOpen, OwnerID: "210987654321", Tags: map[string]string{"team": "ml"}})
+	for _, tc := range []struct {
+		name  string
+		terms []v1alpha1.CapacityReservationSelectorTerm
+		want  []string
+	}{
+		{"no terms select none", nil, nil},
+		{"by id", []v1alpha1.CapacityReservationSelectorTerm{{ID: web}}, []string{web}},
+		{"by tags, any owner", []v1alpha1.CapacityReservationSelectorTerm{{Tags: map[string]string{"team": "ml"}}}, []string{ml, shared}},
+		{"by tags and owner", []v1alpha1.CapacityReservationSelectorTerm{{Tags: map[string]string{"team": "ml"}, OwnerID: "210987654321"}}, []string{shared}},
+		{"by match criteria", []v1alpha1.CapacityReservationSelectorTerm{{InstanceMatchCriteria: "targeted"}}, []string{ml, web}},
+		{"terms are ORed", []v1alpha1.CapacityReservationSelectorTerm{{ID: web}, {Tags: map[string]string{"team": "ml"}, InstanceMatchCriteria: "open"}}, []string{web, shared}},
+		{"a reservation that no longer exists", []v1alpha1.CapacityReservationSelectorTerm{{ID: "cr-0000000000000000f"}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.nc = e.nc.DeepCopy()
+			e.nc.Name = "class-" + strings.ReplaceAll(tc.name, " ", "-")
+			e.nc.Spec.CapacityReservationSelectorTerms = tc.terms
+			e.cp = e.newProvider(e.clients)
+			st := e.cp.Status(ctx(t), e.nc)
+			var listed []string
+			for _, cr := range st.CapacityReservations {
+				listed = append(listed, cr.ID)
+			}
+			var offered []string
+			for _, o := range reservedOfferingsOf(t, e, e.nc.Name) {
+				offered = append(offered, o.ReservationID)
+			}
+			slices.Sort(offered)
+			want := slices.Clone(tc.want)
+			slices.Sort(want)
+			if !slices.Equal(listed, want) || !slices.Equal(offered, want) {
+				t.Errorf("status lists %v and reserved offerings are %v; want %v (ready: %+v)", listed, offered, want, st.Conditions)
+			}
+		})
+	}
+}
+
+func reservedOfferingsOf(t *testing.T, e *env, class string) []cloudprovider.Offering {
+	t.Helper()
+	types, err := e.cp.InstanceTypes(ctx(t), nodePool(class))
+	if err != nil {
+		t.Fatalf("listing instance types: %v", err)
+	}
+	var out []cloudprovider.Offering
+	for _, it := range types {
+		for _, o := range it.Offerings {
+			if o.CapacityType == "reserved" {
 				out = append(out, o)
 			}
 		}

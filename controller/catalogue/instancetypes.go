@@ -19,6 +19,9 @@ type Options struct {
 	Kubelet       *v1alpha1.KubeletConfiguration
 	// RootVolumeGiB sizes ephemeral storage; DefaultRootVolumeGiB when zero.
 	RootVolumeGiB int64
+	// InstanceStoreRAID0 (a NodeClass's instanceStorePolicy RAID0) puts
+	// ephemeral storage on the instance store of the types that have one.
+	InstanceStoreRAID0 bool
 }
 
 // DefaultOptions are us-east-1 with three zones, spot and on-demand.
@@ -64,6 +67,9 @@ func NewInstanceType(info Info, opts Options, ofs cloudprovider.Offerings) *clou
 		rootGiB = DefaultRootVolumeGiB
 	}
 	capacity := Capacity(info, opts.Kubelet, rootGiB)
+	if opts.InstanceStoreRAID0 && info.LocalNVMeGiB > 0 {
+		capacity.EphemeralStorage = InstanceStoreBytes(info)
+	}
 	return &cloudprovider.InstanceType{
 		Name:         info.Name,
 		Requirements: Requirements(info, opts.Region, ofs),
@@ -101,18 +107,18 @@ func Requirements(info Info, region string, ofs cloudprovider.Offerings) schedul
 		reqs.Add(in(corev1.LabelTopologyRegion, region))
 	}
 	optional := map[string]string{
-		v1alpha1.LabelInstanceHypervisor:      info.Hypervisor,
-		v1alpha1.LabelInstanceGPUName:         info.GPUName,
-		v1alpha1.LabelInstanceGPUManufacturer: info.GPUManufacturer,
-		LabelInstanceAcceleratorName:          info.AcceleratorName,
-		LabelInstanceAcceleratorManufacturer:  info.AcceleratorManufacturer,
+		v1alpha1.LabelInstanceHypervisor:              info.Hypervisor,
+		v1alpha1.LabelInstanceGPUName:                 info.GPUName,
+		v1alpha1.LabelInstanceGPUManufacturer:         info.GPUManufacturer,
+		v1alpha1.LabelInstanceAcceleratorName:         info.AcceleratorName,
+		v1alpha1.LabelInstanceAcceleratorManufacturer: info.AcceleratorManufacturer,
 	}
 	if info.GPUCount > 0 {
 		optional[v1alpha1.LabelInstanceGPUCount] = itoa(info.GPUCount)
 		optional[v1alpha1.LabelInstanceGPUMemory] = itoa(info.GPUMemoryMiB)
 	}
 	if info.AcceleratorCount > 0 {
-		optional[LabelInstanceAcceleratorCount] = itoa(info.AcceleratorCount)
+		optional[v1alpha1.LabelInstanceAcceleratorCount] = itoa(info.AcceleratorCount)
 	}
 	if info.LocalNVMeGiB > 0 {
 		optional[v1alpha1.LabelInstanceLocalNVMe] = itoa(info.LocalNVMeGiB)

@@ -17,7 +17,9 @@ import (
 //   - kube-reserved CPU is 6% of the first core, 1% of the second, 0.5% of the third and fourth, 0.25% of the rest;
 //   - kube-reserved memory is 11 MiB per pod plus 255 MiB;
 //   - kube-reserved ephemeral storage is 1 GiB; system-reserved is nothing unless the NodeClass sets it;
-//   - the hard eviction thresholds are memory.available<100Mi and nodefs.available<10%;
+//   - the hard eviction thresholds are memory.available<100Mi and nodefs.available<10%; a soft threshold
+//     the NodeClass sets counts where it is larger;
+//   - ephemeral storage is the root volume, or with instanceStorePolicy RAID0 the instance store (decimal GB);
 //   - max pods is the ENI formula max_enis * (ipv4_per_eni - 1) + 2, unless the NodeClass sets maxPods or podsPerCore.
 const (
 	VMMemoryOverheadPercent    = 0.075
@@ -84,6 +86,12 @@ func KubeReservedCPU(vcpu int64) int64 {
 	return quarter / 4
 }
 
+// InstanceStoreBytes is the size of a type's instance store in RAID 0: EC2's
+// TotalSizeInGB, in decimal gigabytes as EC2 counts them.
+func InstanceStoreBytes(info Info) int64 {
+	return info.LocalNVMeGiB * 1_000_000_000
+}
+
 // ComputeOverhead is the EKS reservation for a node of this type, with the NodeClass's overrides.
 func ComputeOverhead(info Info, capacity scheduling.Resources, kubelet *v1alpha1.KubeletConfiguration) cloudprovider.Overhead {
 	kube := scheduling.Resources{
@@ -91,7 +99,7 @@ func ComputeOverhead(info Info, capacity scheduling.Resources, kubelet *v1alpha1
 		Memory:           (kubeReservedMemoryPerPodMi*capacity.Pods + kubeReservedMemoryBaseMi) * mi,
 		EphemeralStorage: gi,
 	}
-	var system scheduling.Resources
+	var system, soft scheduling.Resources
 	eviction := DefaultEvictionHard
 	if kubelet != nil {
 		kube = override(kube, kubelet.KubeReserved)
@@ -99,8 +107,11 @@ func ComputeOverhead(info Info, capacity scheduling.Resources, kubelet *v1alpha1
 		if len(kubelet.EvictionHard) > 0 {
 			eviction = kubelet.EvictionHard
 		}
+		soft = evictionThreshold(capacity, kubelet.EvictionSoft)
 	}
-	return cloudprovider.Overhead{KubeReserved: kube, SystemReserved: system, EvictionThreshold: evictionThreshold(capacity, eviction)}
+	hard := evictionThreshold(capacity, eviction)
+	threshold := scheduling.Resources{Memory: max(hard.Memory, soft.Memory), EphemeralStorage: max(hard.EphemeralStorage, soft.EphemeralStorage)}
+	return cloudprovider.Overhead{KubeReserved: kube, SystemReserved: system, EvictionThreshold: threshold}
 }
 
 func override(r scheduling.Resources, values map[string]string) scheduling.Resources {

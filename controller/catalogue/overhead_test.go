@@ -225,3 +225,39 @@ func equalResources(a, b scheduling.Resources) bool {
 	return a.CPU == b.CPU && a.Memory == b.Memory && a.EphemeralStorage == b.EphemeralStorage && a.Pods == b.Pods &&
 		slices.Equal(a.Extended, b.Extended)
 }
+
+// TestInstanceStoreRAID0SizesEphemeralStorage: with instanceStorePolicy RAID0
+// a type with an instance store (g5.xlarge: 250 GB) keeps ephemeral storage
+// there; one without (m6i.large) keeps the root volume. Worked by hand:
+// 250,000,000,000 bytes less 1 GiB kube-reserved (1,073,741,824) less the
+// 10% nodefs eviction threshold (25,000,000,000) is 223,926,258,176.
+func TestInstanceStoreRAID0SizesEphemeralStorage(t *testing.T) {
+	opts := catalogue.DefaultOptions()
+	opts.InstanceStoreRAID0 = true
+	types := catalogue.InstanceTypes([]catalogue.Info{builtinByName()["g5.xlarge"], builtinByName()["m6i.large"]}, opts)
+	if g5 := types[0]; g5.Capacity.EphemeralStorage != 250_000_000_000 || g5.Allocatable().EphemeralStorage != 223_926_258_176 {
+		t.Errorf("g5.xlarge in RAID0: ephemeral storage %d, allocatable %d; want 250000000000 and 223926258176",
+			g5.Capacity.EphemeralStorage, g5.Allocatable().EphemeralStorage)
+	}
+	if m6i := types[1]; m6i.Capacity.EphemeralStorage != 20*gib {
+		t.Errorf("m6i.large (no instance store) in RAID0: ephemeral storage %d, want the 20 GiB root volume", m6i.Capacity.EphemeralStorage)
+	}
+	opts.InstanceStoreRAID0 = false
+	if g5 := catalogue.InstanceTypes([]catalogue.Info{builtinByName()["g5.xlarge"]}, opts)[0]; g5.Capacity.EphemeralStorage != 20*gib {
+		t.Errorf("g5.xlarge without RAID0: ephemeral storage %d, want the 20 GiB root volume", g5.Capacity.EphemeralStorage)
+	}
+}
+
+// TestSoftEvictionCountsWhereLarger: a soft threshold above the hard one
+// reserves more (m6i.large: memory.available 500Mi soft over 100Mi hard), one
+// below it changes nothing (nodefs.available 5% under 10%).
+func TestSoftEvictionCountsWhereLarger(t *testing.T) {
+	it := build(t, "m6i.large", &v1alpha1.KubeletConfiguration{
+		EvictionSoft: map[string]string{"memory.available": "500Mi", "nodefs.available": "5%"}})
+	if e := it.Overhead.EvictionThreshold; e.Memory != 500*mib || e.EphemeralStorage != 2*gib {
+		t.Errorf("eviction threshold memory %d, ephemeral %d; want 500 MiB (soft) and 2 GiB (hard 10%% of 20 GiB)", e.Memory, e.EphemeralStorage)
+	}
+	if a := it.Allocatable().Memory; a != 6503*mib { // 7577 capacity - 574 kube-reserved - 500 soft eviction, docs/guides/capacity.md
+		t.Errorf("allocatable memory %d MiB, want 6503 MiB", a/mib)
+	}
+}

@@ -75,11 +75,12 @@ type Command struct {
 }
 
 // NewCandidates returns the candidates among nodes, sorted by name. pools is
-// NodePool name -> pool with the defaults applied.
+// NodePool name -> pool with the defaults applied. A node chosen for pending
+// pods (Nominated) is not a candidate: it is about to take them.
 func NewCandidates(nodes []*scheduler.StateNode, pools map[string]*v1alpha1.NodePool) []*Candidate {
 	var out []*Candidate
 	for _, sn := range nodes {
-		if !managed(sn) || !initialized(sn) || !nodeReady(sn.Node) || sn.MarkedForDeletion {
+		if !managed(sn) || !initialized(sn) || !nodeReady(sn.Node) || sn.MarkedForDeletion || sn.Nominated {
 			continue
 		}
 		pool, ok := pools[sn.NodeClaim.Labels[v1alpha1.LabelNodePool]]

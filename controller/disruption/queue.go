@@ -51,6 +51,10 @@ func (q *queue) disrupt(ctx context.Context, reason string, c *Candidate) error 
 	case apierrors.IsConflict(err):
 		q.cluster.UnmarkForDeletion(claim.Name) // the name is another claim's now
 		return nil
+	case errors.Is(err, ErrDryRun):
+		q.cluster.UnmarkForDeletion(claim.Name)
+		q.log.Info("dry run: would disrupt node", "node", c.Node.Name, "nodeclaim", claim.Name, "nodepool", c.NodePool.Name, "reason", reason)
+		return nil
 	case err != nil:
 		q.cluster.UnmarkForDeletion(claim.Name)
 		return fmt.Errorf("deleting nodeclaim %s: %w", claim.Name, err)

@@ -131,20 +131,30 @@ func (op *Operator) register(ctx context.Context, o *options.Options, s settings
 	}
 	batcher := provisioning.NewBatcher(clk, provisioning.BatcherOptions{IdleDuration: o.BatchIdle, MaxDuration: o.BatchMax})
 	recorder := provisioning.KubeRecorder{Recorder: mgr.GetEventRecorder("provisioning")}
-	provisioner := provisioning.NewProvisioner(op.Cluster, op.Cloud, provisioning.ClientWriter{Client: kube}, recorder, s.newID,
-		provisioning.WithLogger(log.Named("provisioning")), provisioning.WithClock(clk),
-		provisioning.WithSolveOptions(scheduler.Options{Preferences: o.Preferences}))
+	provisionerOpts := []provisioning.Option{provisioning.WithLogger(log.Named("provisioning")), provisioning.WithClock(clk),
+		provisioning.WithSolveOptions(scheduler.Options{Preferences: o.Preferences, NoKarpenterLabels: !o.KarpenterLabels})}
+	if o.DryRun {
+		provisionerOpts = append(provisionerOpts, provisioning.WithDryRun())
+	}
+	provisioner := provisioning.NewProvisioner(op.Cluster, op.Cloud, provisioning.ClientWriter{Client: kube}, recorder, s.newID, provisionerOpts...)
+	var disruptionWriter disruption.ClusterWriter = disruption.ClientWriter{Client: kube}
+	if o.DryRun {
+		disruptionWriter = disruption.DryRunWriter{}
+	}
 	controllers := []namedRegistrar{
 		{"provisioning", provisioning.NewController(kube, op.Cluster, batcher, provisioner, log.Named("provisioning"))},
 		{lifecycle.Name, lifecycle.New(clk, kube, op.Cloud, lifecycle.Options{Logger: log})},
 		{termination.Name, termination.New(clk, kube, op.Cloud, termination.Options{Logger: log})},
 		{garbagecollection.Name, garbagecollection.New(clk, kube, op.Cloud, garbagecollection.Options{Logger: log})},
 		{interruption.Name, interruption.New(clk, kube, marker, interruption.Options{Logger: log})},
-		{"disruption", disruption.New(clk, op.Cluster, disruption.ClientWriter{Client: kube}, disruption.Options{Logger: log})},
+		{"disruption", disruption.New(clk, op.Cluster, disruptionWriter, disruption.Options{Logger: log})},
 		{nodepool.Name, nodepool.New(clk, kube, nodepool.Options{Logger: log})},
 	}
 	if resolver != nil {
 		controllers = append(controllers, namedRegistrar{nodeclass.Name, nodeclass.New(clk, kube, resolver, nodeclass.Options{Logger: log})})
+	}
+	if o.DryRun {
+		controllers = observers(controllers)
 	}
 	for _, c := range controllers {
 		if err := c.r.Register(mgr); err != nil {
@@ -172,4 +182,20 @@ func newRand() *rand.Rand {
 	var seed [32]byte
 	_, _ = crand.Read(seed[:]) // never fails on supported platforms
 	return rand.New(rand.NewChaCha8(seed))
+}
+
+// observers keeps, for a dry run, the controllers that decide and report:
+// provisioning and disruption (with writers that act on nothing), and the
+// NodePool and NodeClass status. The NodeClaim lifecycle, termination,
+// garbage collection and interruption controllers act on nodes Stowage
+// would own, and are left out.
+func observers(all []namedRegistrar) []namedRegistrar {
+	keep := map[string]bool{"provisioning": true, "disruption": true, nodepool.Name: true, nodeclass.Name: true}
+	out := all[:0]
+	for _, c := range all {
+		if keep[c.name] {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -49,6 +49,17 @@ type Options struct {
 
 	LogLevel  string
 	LogFormat string
+
+	// KarpenterLabels puts Karpenter's copies of the selector labels
+	// (karpenter.sh/capacity-type, karpenter.k8s.aws/instance-*) on the nodes
+	// Stowage launches, and reads pods' Karpenter keys as Stowage's; never
+	// Karpenter's ownership markers. On by default.
+	KarpenterLabels bool
+
+	// DryRun watches and decides but acts on nothing: no NodeClaim is
+	// created, no EC2 or IAM call that changes the account is made, no node
+	// is disrupted; the decisions are logged, counted and told in events.
+	DryRun bool
 }
 
 // flagSpec is one flag: its name, environment variable, and where it goes.
@@ -107,6 +118,7 @@ func defaults() *Options {
 		Preferences:        scheduler.DefaultPreferencePolicy,
 		LogLevel:           "info",
 		LogFormat:          "json",
+		KarpenterLabels:    true,
 	}
 }
 
@@ -132,6 +144,8 @@ func (o *Options) specs() []flagSpec {
 		{"preferences", "PREFERENCE_POLICY", PreferencesUsage, &o.Preferences},
 		{"log-level", "LOG_LEVEL", "trace, debug, info, warn or error", (*stringValue)(&o.LogLevel)},
 		{"log-format", "LOG_FORMAT", "json or text", (*stringValue)(&o.LogFormat)},
+		{"dry-run", "DRY_RUN", "watch, decide and report (logs, events, metrics) without launching, deleting or disrupting anything", (*boolValue)(&o.DryRun)},
+		{"karpenter-labels", "KARPENTER_LABELS", "put Karpenter's selector labels (karpenter.sh/capacity-type, karpenter.k8s.aws/instance-*) on new nodes too, and read pods' Karpenter keys as Stowage's", (*boolValue)(&o.KarpenterLabels)},
 	}
 }
 

@@ -100,3 +100,28 @@ func TestPreferencePolicy(t *testing.T) {
 		t.Errorf("Validate() = %v, want it to name --preferences and the valid values", err)
 	}
 }
+
+func TestKarpenterLabelsAreOnUnlessTurnedOff(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want bool
+	}{
+		{nil, nil, true},
+		{[]string{"--karpenter-labels=false"}, nil, false},
+		{nil, map[string]string{"KARPENTER_LABELS": "false"}, false},
+		{[]string{"--karpenter-labels=true"}, map[string]string{"KARPENTER_LABELS": "false"}, true},
+	} {
+		o, err := options.Parse(append([]string{"--cluster-name=c"}, tc.args...), env(tc.env), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.KarpenterLabels != tc.want {
+			t.Errorf("flags %v, env %v: KarpenterLabels = %t, want %t", tc.args, tc.env, o.KarpenterLabels, tc.want)
+		}
+	}
+	if _, err := options.Parse([]string{"--cluster-name=c"}, env(map[string]string{"KARPENTER_LABELS": "sometimes"}), io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "KARPENTER_LABELS") || !strings.Contains(err.Error(), "true or false") {
+		t.Errorf("KARPENTER_LABELS=sometimes: error %v, want one naming the variable and the values", err)
+	}
+}

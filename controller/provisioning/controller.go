@@ -22,8 +22,8 @@ import (
 // capacity, and runs the batch loop that provisions each window.
 type Controller struct {
 	reader      client.Reader
-	cluster     *state.Cluster
 	batcher     *Batcher
+	triggers    *Triggers
 	provisioner *Provisioner
 	log         hclog.Logger
 }
@@ -39,29 +39,17 @@ func NewController(reader client.Reader, cluster *state.Cluster, batcher *Batche
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	return &Controller{reader: reader, cluster: cluster, batcher: batcher, provisioner: provisioner, log: log}
+	return &Controller{reader: reader, batcher: batcher, triggers: NewTriggers(batcher.clk, cluster, batcher),
+		provisioner: provisioner, log: log}
 }
 
-// Register adds the pod reconciler and the batch loop to mgr. A new or
-// changed NodePool and a deleted NodeClaim trigger a batch too: pods that no
-// pool could take, or whose claim went away, may fit now.
+// Register adds the pod reconciler and the batch loop to mgr, and feeds
+// Triggers every change to the NodePools, NodeClaims and Nodes.
 func (c *Controller) Register(mgr manager.Manager) error {
-	trigger := handler.Funcs{
-		CreateFunc: func(context.Context, event.CreateEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			c.batcher.Trigger()
-		},
-		UpdateFunc: func(context.Context, event.UpdateEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			c.batcher.Trigger()
-		},
-	}
-	deleted := handler.Funcs{
-		DeleteFunc: func(context.Context, event.DeleteEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			c.batcher.Trigger()
-		},
-	}
 	err := builder.ControllerManagedBy(mgr).Named("provisioning").For(&corev1.Pod{}).
-		Watches(&v1alpha1.NodePool{}, trigger).
-		Watches(&v1alpha1.NodeClaim{}, deleted).
+		Watches(&v1alpha1.NodePool{}, c.observe()).
+		Watches(&v1alpha1.NodeClaim{}, c.observe()).
+		Watches(&corev1.Node{}, c.observe()).
 		Complete(c)
 	if err != nil {
 		return err
@@ -69,24 +57,46 @@ func (c *Controller) Register(mgr manager.Manager) error {
 	return mgr.Add(c)
 }
 
-// Reconcile triggers a batch when the pod needs capacity: kube-scheduler
-// marked it unschedulable and no claim or node is expected to take it.
+// observe hands every event of a watched kind to Triggers; it enqueues nothing.
+func (c *Controller) observe() handler.Funcs {
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			c.triggers.Observe(e.Object, false)
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			c.triggers.Observe(e.ObjectNew, false)
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			c.triggers.Observe(e.Object, true)
+		},
+	}
+}
+
+// Reconcile hands the pod to Triggers, which opens a batch window when the
+// pod needs capacity: kube-scheduler marked it unschedulable and no claim or
+// node is expected to take it.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	pod := &corev1.Pod{}
 	if err := c.reader.Get(ctx, req.NamespacedName, pod); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if provisionable(pod) && !c.cluster.IsNominated(pod) {
-		c.batcher.Trigger()
-	}
+	c.triggers.Observe(pod, false)
 	return reconcile.Result{}, nil
 }
 
 // Start provisions one batch per window until ctx ends.
+// Nominations that lapse are checked alongside.
 func (c *Controller) Start(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.triggers.Run(ctx)
+	}()
 	for c.batcher.Wait(ctx) {
 		c.provision(ctx)
+		c.triggers.Provisioned()
 	}
+	<-done
 	return nil
 }
 

@@ -3,11 +3,14 @@ package provisioning_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/hashicorp/go-hclog"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -97,4 +100,71 @@ func TestControllerProvisionsOnceTheWindowCloses(t *testing.T) {
 	if got := len(f.claims(t)); got != 1 {
 		t.Fatalf("%d nodeclaims after more windows, want 1", got)
 	}
+}
+
+// nominations counts the Nominated events about pod.
+func (f *fixture) nominations(pod *corev1.Pod) int {
+	n := 0
+	for _, e := range f.recorder.about(pod) {
+		if strings.HasPrefix(e, provisioning.ReasonNominated+":") {
+			n++
+		}
+	}
+	return n
+}
+
+func (f *fixture) expectNominations(pod *corev1.Pod, want int) func() error {
+	return func() error {
+		if got := f.nominations(pod); got < want {
+			return fmt.Errorf("pod %s was nominated %d times, want %d", pod.Name, got, want)
+		}
+		return nil
+	}
+}
+
+// TestALapsedNominationPlansThePodAgain: kube-scheduler does not bind the
+// pod where the plan said (here nothing binds it), and does not touch it
+// again; once the nomination lapses the controller plans it in a new batch.
+func TestALapsedNominationPlansThePodAgain(t *testing.T) {
+	f := setup(t)
+	node := statetest.Node("ip-10-0-0-9", "", "8", "32Gi")
+	node.Status.Conditions[0].LastTransitionTime = metav1.NewTime(statetest.Epoch)
+	f.env.Create(t, node)
+	// The API server registers a node with the not-ready taint; the node
+	// lifecycle controller, not running here, lifts it once it is Ready.
+	node.Spec.Taints = nil
+	if err := f.env.Client.Update(t.Context(), node); err != nil {
+		t.Fatal(err)
+	}
+	f.startController(t)
+	pod := f.pending(t, f.env.Cluster, "web", "1")
+	f.closeWindows(t, f.expectNominations(pod, 1))
+	planned := f.env.Clock.Now()
+	f.closeWindows(t, f.expectNominations(pod, 2))
+	if waited := f.env.Clock.Since(planned); waited < state.NominationGrace {
+		t.Errorf("planned again after %s, before the nomination's grace of %s", waited, state.NominationGrace)
+	}
+	if got := len(f.claims(t)); got != 0 {
+		t.Errorf("%d nodeclaims; the node has room, want none", got)
+	}
+}
+
+// TestADeletedNodeClaimPlansItsPodsAgain: a claim deleted before its node
+// came (a shortage, a timeout) opens a batch for the pods nominated to it.
+func TestADeletedNodeClaimPlansItsPodsAgain(t *testing.T) {
+	f := setup(t)
+	f.startController(t)
+	pod := f.pending(t, f.env.Cluster, "web", "1")
+	f.closeWindows(t, f.expectClaims(t, 1))
+	first := f.claims(t)[0]
+	if err := f.env.Client.Delete(t.Context(), &first); err != nil {
+		t.Fatal(err)
+	}
+	f.closeWindows(t, func() error {
+		claims := f.claims(t)
+		if len(claims) != 1 || claims[0].Name == first.Name {
+			return fmt.Errorf("nodeclaims %v, want one other than %s", len(claims), first.Name)
+		}
+		return f.expectNominations(pod, 2)()
+	})
 }

@@ -12,6 +12,7 @@ const (
 	labelInstanceType = "instance_type"
 	labelCapacityType = "capacity_type"
 	labelZone         = "zone"
+	labelNodePool     = "nodepool"
 )
 
 var (
@@ -41,10 +42,15 @@ var (
 		Namespace: "stowage", Subsystem: "cloudprovider", Name: "instance_type_offering_price_estimate",
 		Help: "Estimated hourly price of the offering (instance type, capacity type, zone), in US dollars.",
 	}, []string{labelInstanceType, labelCapacityType, labelZone})
+	// DryRunNodeClaims counts the NodeClaims a dry run would have created.
+	DryRunNodeClaims = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "stowage", Subsystem: "provisioner", Name: "dry_run_nodeclaims_total",
+		Help: "NodeClaims stowage run --dry-run would have created, by pool, first instance type, zone and capacity type.",
+	}, []string{labelNodePool, labelInstanceType, labelZone, labelCapacityType})
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(SchedulingDuration, UnschedulablePods, StateSynced, OfferingAvailable, OfferingPrice)
+	crmetrics.Registry.MustRegister(SchedulingDuration, UnschedulablePods, StateSynced, OfferingAvailable, OfferingPrice, DryRunNodeClaims)
 }
 
 // recordOfferings publishes the offerings of the types a batch saw.

@@ -44,6 +44,8 @@ type Provisioner struct {
 	clk      clock.PassiveClock
 	// createConcurrency bounds the claims created at once.
 	createConcurrency int
+	// dryRun reports decisions instead of acting on them (WithDryRun).
+	dryRun bool
 }
 
 // Option configures a Provisioner.
@@ -127,6 +129,10 @@ func (p *Provisioner) Provision(ctx context.Context) (*Batch, error) {
 	UnschedulablePods.Set(float64(len(b.Decision.Unschedulable)))
 	p.log.Info("solved a batch", "pods", len(b.Pods), "nodeclaims", len(b.Decision.NewNodeClaims),
 		"existing", len(b.Decision.Existing), "unschedulable", len(b.Decision.Unschedulable))
+	if p.dryRun {
+		p.reportDryRun(b.Decision)
+		return b, nil
+	}
 	var errs []error
 	for i, claim := range p.createAll(ctx, b.Decision.NewNodeClaims, snap.NodePools) {
 		nc := b.Decision.NewNodeClaims[i]

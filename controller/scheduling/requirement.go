@@ -233,7 +233,11 @@ func (r *Requirement) API() []v1alpha1.NodeSelectorRequirementWithMinValues {
 	add := func(op string, values ...string) {
 		out = append(out, v1alpha1.NodeSelectorRequirementWithMinValues{Key: r.Key, Operator: op, Values: values, MinValues: r.MinValues})
 	}
-	if r.greaterThan != nil {
+	switch {
+	case r.greaterThan != nil && *r.greaterThan < 0:
+		// Gte 0 is held as Gt -1, which the API (non-negative values only) cannot write.
+		add(v1alpha1.OperatorGte, "0")
+	case r.greaterThan != nil:
 		add(v1alpha1.OperatorGt, strconv.Itoa(*r.greaterThan))
 	}
 	if r.lessThan != nil {

@@ -22,11 +22,12 @@ func NewRequirements(reqs ...*Requirement) Requirements {
 	return out
 }
 
-// FromAPI builds Requirements from the API form.
+// FromAPI builds Requirements from the API form (a NodePool's or a
+// NodeClaim's), where Karpenter's well-known keys mean Stowage's.
 func FromAPI(reqs []v1alpha1.NodeSelectorRequirementWithMinValues) Requirements {
 	out := Requirements{}
 	for _, r := range reqs {
-		req := NewRequirement(r.Key, r.Operator, r.Values...)
+		req := NewRequirement(v1alpha1.CanonicalLabelKey(r.Key), r.Operator, r.Values...)
 		req.MinValues = r.MinValues
 		out.Add(req)
 	}
@@ -47,6 +48,30 @@ func FromLabels(labels map[string]string) Requirements {
 	out := make(Requirements, len(labels))
 	for k, v := range labels {
 		out.Add(NewRequirement(k, v1alpha1.OperatorIn, v))
+	}
+	return out
+}
+
+// Canonical returns the set with Karpenter's well-known keys written as the
+// Stowage keys they stand for (intersecting with a requirement already on
+// that key); the set itself when it has none.
+func (rs Requirements) Canonical() Requirements {
+	var out Requirements
+	for k, r := range rs {
+		stowage := v1alpha1.CanonicalLabelKey(k)
+		if stowage == k {
+			continue
+		}
+		if out == nil {
+			out = rs.Copy()
+		}
+		delete(out, k)
+		moved := *r
+		moved.Key = stowage
+		out.Add(&moved)
+	}
+	if out == nil {
+		return rs
 	}
 	return out
 }

@@ -63,7 +63,6 @@ func newCASSystem(w *world) (*casSystem, error) {
 	for i := range groups {
 		sys.groups[groups[i].Name] = &groups[i]
 	}
-	w.unschedulable = func(*corev1.Pod) {}
 	w.kube.onWrite = w.observe
 	sys.nextScan = w.clk.Now()
 	return sys, nil

@@ -50,7 +50,7 @@ func (w *world) schedulePods(ctx context.Context) error {
 	full := map[*workloadState]bool{}
 	for _, sp := range simple {
 		if sp.workload != nil && full[sp.workload] {
-			if err := w.markUnschedulable(ctx, sp, fmt.Sprintf("0/%d nodes are available: no node has room and matches", len(nodes))); err != nil {
+			if err := w.markUnschedulable(ctx, sp, w.noNode("no node has room and matches")); err != nil {
 				return err
 			}
 			continue
@@ -63,7 +63,7 @@ func (w *world) schedulePods(ctx context.Context) error {
 			continue
 		}
 		full[sp.workload] = true
-		if err := w.markUnschedulable(ctx, sp, fmt.Sprintf("0/%d nodes are available: no node has room and matches", len(nodes))); err != nil {
+		if err := w.markUnschedulable(ctx, sp, w.noNode("no node has room and matches")); err != nil {
 			return err
 		}
 	}
@@ -155,16 +155,17 @@ func (w *world) scheduleTopological(ctx context.Context, pods []*simPod) error {
 	snap := w.cluster.Snapshot(pending, nil)
 	var ready []*scheduler.StateNode
 	for _, n := range snap.Nodes {
-		if n.Node == nil || !nodeReady(n.Node) || n.MarkedForDeletion || n.Node.DeletionTimestamp != nil {
+		if n.Node == nil || !nodeReady(n.Node) || n.Node.Spec.Unschedulable || n.MarkedForDeletion || n.Node.DeletionTimestamp != nil {
 			continue
 		}
-		// kube-scheduler counts the pods bound to a node, not those Stowage
-		// nominated to it.
-		bound := *n
+		// kube-scheduler sees the node as it is, not as it will be once
+		// initialized (without its claim, the solver keeps every taint), and
+		// counts the pods bound to it, not those Stowage nominated to it.
+		bound := scheduler.StateNode{Node: n.Node}
 		bound.Pods = slices.DeleteFunc(slices.Clone(n.Pods), func(p *corev1.Pod) bool { return p.Spec.NodeName != n.Node.Name })
 		ready = append(ready, &bound)
 	}
-	snap.Nodes, snap.NodePools, snap.InstanceTypes = ready, nil, nil
+	snap.Nodes, snap.NodePools, snap.InstanceTypes, snap.DaemonSets = ready, nil, nil, nil
 	results := scheduler.Solve(snap, scheduler.Options{})
 	for _, pl := range results.Existing {
 		if err := w.bind(ctx, w.pods[pl.Pod.Namespace+"/"+pl.Pod.Name], pl.Node); err != nil {
@@ -172,7 +173,7 @@ func (w *world) scheduleTopological(ctx context.Context, pods []*simPod) error {
 		}
 	}
 	for _, u := range results.Unschedulable {
-		if err := w.markUnschedulable(ctx, w.pods[u.Pod.Namespace+"/"+u.Pod.Name], u.Reason); err != nil {
+		if err := w.markUnschedulable(ctx, w.pods[u.Pod.Namespace+"/"+u.Pod.Name], w.noNode(u.Reason)); err != nil {
 			return err
 		}
 	}
@@ -194,8 +195,19 @@ func (w *world) bind(ctx context.Context, sp *simPod, node string) error {
 	return nil
 }
 
+// noNode is kube-scheduler's message for a pod no node takes: the count of
+// every node in the cluster, then why.
+func (w *world) noNode(why string) string {
+	return fmt.Sprintf("0/%d nodes are available: %s", w.kube.mirror.count(&corev1.Node{}), why)
+}
+
+// markUnschedulable sets the pod's PodScheduled condition to Unschedulable
+// with reason as its message. Like kube-scheduler, it writes the pod whenever
+// the condition changes, the message included (the node count in it, for
+// one): that update is what wakes an autoscaler's pod watch again.
 func (w *world) markUnschedulable(ctx context.Context, sp *simPod, reason string) error {
-	if isUnschedulable(sp.pod) {
+	old := scheduledCondition(sp.pod)
+	if old != nil && old.Status == corev1.ConditionFalse && old.Reason == corev1.PodReasonUnschedulable && old.Message == reason {
 		return nil
 	}
 	marked := sp.pod.DeepCopy()
@@ -204,18 +216,29 @@ func (w *world) markUnschedulable(ctx context.Context, sp *simPod, reason string
 		return fmt.Errorf("marking pod %s unschedulable: %w", sp.key, err)
 	}
 	sp.pod = marked
-	w.unschedulable(marked)
 	return nil
 }
 
+func scheduledCondition(pod *corev1.Pod) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == corev1.PodScheduled {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// setScheduled sets the PodScheduled condition; its transition time moves
+// only when its status does, as the API's conditions do.
 func setScheduled(pod *corev1.Pod, status corev1.ConditionStatus, reason, message string, now time.Time) {
 	cond := corev1.PodCondition{Type: corev1.PodScheduled, Status: status, Reason: reason, Message: message,
 		LastTransitionTime: metav1.NewTime(now)}
-	for i, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodScheduled {
-			pod.Status.Conditions[i] = cond
-			return
+	if old := scheduledCondition(pod); old != nil {
+		if old.Status == status {
+			cond.LastTransitionTime = old.LastTransitionTime
 		}
+		*old = cond
+		return
 	}
 	pod.Status.Conditions = append(pod.Status.Conditions, cond)
 }

@@ -84,6 +84,9 @@ func (m *mirror) reindex(t reflect.Type, obj client.Object, add bool) {
 	}
 }
 
+// count is how many objects of obj's type are stored.
+func (m *mirror) count(obj client.Object) int { return len(m.objects[reflect.TypeOf(obj)]) }
+
 // peek returns the stored Node, which the caller must not change.
 func (m *mirror) peek(name string) (*corev1.Node, bool) {
 	obj, ok := m.objects[reflect.TypeOf(&corev1.Node{})]["/"+name]

@@ -6,10 +6,8 @@
 package simulate
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -18,10 +16,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/manifest"
 )
 
 // ScenarioKind and ScenarioAPIVersion identify the scenario document of a file.
@@ -42,6 +40,15 @@ type Scenario struct {
 	Deployments []*appsv1.Deployment
 	Jobs        []*batchv1.Job
 	DaemonSets  []*appsv1.DaemonSet
+
+	// Warnings are what converting Karpenter's NodePools and EC2NodeClasses
+	// could not carry over, each on its line.
+	Warnings []*manifest.Error
+
+	// doc is the Scenario document, where holds every other object, to put
+	// validation errors on their lines
+	doc   *manifest.Object
+	where map[any]*manifest.Object
 }
 
 // ScenarioSpec is the timeline.
@@ -151,117 +158,16 @@ type scenarioDocument struct {
 	Spec              ScenarioSpec `json:"spec"`
 }
 
-// ReadScenario parses a scenario file strictly: an unknown kind or field, a
-// duplicate object, or an invalid value is an error naming the document, the
-// object and the field.
-func ReadScenario(r io.Reader) (*Scenario, error) {
-	s := &Scenario{}
-	seen := map[string]string{}
-	docs := utilyaml.NewYAMLReader(bufio.NewReader(r))
-	found := false
-	for i := 1; ; i++ {
-		doc, err := docs.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading document %d: %w", i, err)
-		}
-		if blank(doc) {
-			continue
-		}
-		where := fmt.Sprintf("document %d", i)
-		var tm struct {
-			metav1.TypeMeta `json:",inline"`
-			Metadata        metav1.ObjectMeta `json:"metadata"`
-		}
-		if err := yaml.Unmarshal(doc, &tm); err != nil {
-			return nil, fmt.Errorf("%s: parsing YAML: %w", where, err)
-		}
-		id := tm.Kind + " " + objectKey(tm.Metadata.Namespace, tm.Metadata.Name)
-		if first, dup := seen[id]; dup {
-			return nil, fmt.Errorf("%s: %s is already in %s; remove one of them", where, id, first)
-		}
-		seen[id] = where
-		if tm.Kind == ScenarioKind {
-			if found {
-				return nil, fmt.Errorf("%s: a file holds one Scenario document", where)
-			}
-			found = true
-		}
-		if err := s.add(doc, tm.Kind, tm.APIVersion); err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", where, id, err)
-		}
-	}
-	if !found {
-		return nil, fmt.Errorf("no %s document (apiVersion %s): add one with spec.duration and spec.workloads", ScenarioKind, ScenarioAPIVersion)
-	}
-	if err := s.validate(); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-func blank(doc []byte) bool {
-	for _, line := range strings.Split(string(doc), "\n") {
-		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
-			return false
-		}
-	}
-	return true
-}
-
-func objectKey(ns, name string) string {
-	if ns == "" {
-		return name
-	}
-	return ns + "/" + name
-}
-
-// add decodes one document by its kind.
-func (s *Scenario) add(doc []byte, kind, apiVersion string) error {
-	strict := func(into any) error { return yaml.UnmarshalStrict(doc, into) }
-	switch kind {
-	case ScenarioKind:
-		if apiVersion != ScenarioAPIVersion {
-			return fmt.Errorf("apiVersion %q: use %s", apiVersion, ScenarioAPIVersion)
-		}
-		var d scenarioDocument
-		if err := strict(&d); err != nil {
-			return err
-		}
-		s.Name, s.Spec = d.Name, d.Spec
-	case "NodePool":
-		return decodeAppend(strict, &s.NodePools)
-	case "NodeClass":
-		return decodeAppend(strict, &s.NodeClasses)
-	case "Deployment":
-		return decodeAppend(strict, &s.Deployments)
-	case "Job":
-		return decodeAppend(strict, &s.Jobs)
-	case "DaemonSet":
-		return decodeAppend(strict, &s.DaemonSets)
-	default:
-		return fmt.Errorf("kind %q is not part of a scenario; use Scenario, NodePool, NodeClass, Deployment, Job or DaemonSet", kind)
-	}
-	return nil
-}
-
-func decodeAppend[T any](strict func(any) error, list *[]*T) error {
-	obj := new(T)
-	if err := strict(obj); err != nil {
-		return err
-	}
-	*list = append(*list, obj)
-	return nil
-}
-
 // validate checks the timeline and the objects it names; every message names
 // the field and the fix.
 func (s *Scenario) validate() error {
 	var errs []error
 	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("Scenario %s: spec.%s: %s", s.Name, field, fmt.Sprintf(format, args...)))
+		if s.doc == nil { // built in code rather than read
+			errs = append(errs, fmt.Errorf("Scenario %s: spec.%s: %s", s.Name, field, fmt.Sprintf(format, args...)))
+			return
+		}
+		errs = append(errs, s.doc.Errorf("spec."+field, format, args...))
 	}
 	sp := &s.Spec
 	if sp.Duration.Duration <= 0 {
@@ -316,19 +222,37 @@ func (s *Scenario) validate() error {
 			}
 		}
 	}
+	return errors.Join(append(errs, s.validateObjects()...)...)
+}
+
+// validateObjects checks the pools, classes and workloads' pod templates,
+// each error on its line.
+func (s *Scenario) validateObjects() []error {
+	var errs []error
+	check := func(obj any, list field.ErrorList) {
+		if m := s.where[obj]; m != nil && len(list) > 0 {
+			errs = append(errs, m.FieldErrors(list)...)
+		}
+	}
 	for _, np := range s.NodePools {
 		np.SetDefaults()
-		if es := np.Validate(); len(es) > 0 {
-			errs = append(errs, fmt.Errorf("NodePool %s: %w", np.Name, es.ToAggregate()))
-		}
+		check(np, np.Validate())
 	}
 	for _, nc := range s.NodeClasses {
 		nc.SetDefaults()
-		if es := nc.Validate(); len(es) > 0 {
-			errs = append(errs, fmt.Errorf("NodeClass %s: %w", nc.Name, es.ToAggregate()))
-		}
+		check(nc, nc.Validate())
 	}
-	return errors.Join(errs...)
+	template := field.NewPath("spec", "template", "spec")
+	for _, d := range s.Deployments {
+		check(d, manifest.ValidatePodSpec(template, &d.Spec.Template.Spec))
+	}
+	for _, j := range s.Jobs {
+		check(j, manifest.ValidatePodSpec(template, &j.Spec.Template.Spec))
+	}
+	for _, ds := range s.DaemonSets {
+		check(ds, manifest.ValidatePodSpec(template, &ds.Spec.Template.Spec))
+	}
+	return errs
 }
 
 func (s *Scenario) validateWorkload(f string, w *Workload, bad func(string, string, ...any)) {

@@ -150,13 +150,22 @@ func TestBadScenariosNameTheField(t *testing.T) {
 	cases := []struct {
 		name, from, to, want string
 	}{
-		{"no duration", "duration: 90m", "duration: 0s", "spec.duration"},
-		{"unknown field", "seed: 3", "seed: 3\n  speed: 3", `unknown field "speed"`},
-		{"unknown deployment", "- deployment: web", "- deployment: api", `spec.workloads[0].deployment: no Deployment "api"`},
-		{"points out of order", "- {at: 40m, count: 0}", "- {at: 5m, count: 0}", "spec.workloads[0].replicas[2].at"},
-		{"bad capacity type", "instanceType: c6i.xlarge, zones", "instanceType: c6i.xlarge, capacityType: cheap, zones", "capacityType"},
-		{"bad node pool", "operator: In, values: [c6i.xlarge]", "operator: Gt, values: [c6i.xlarge]", "NodePool web"},
-		{"unknown kind", "kind: Deployment", "kind: StatefulSet", `kind "StatefulSet" is not part of a scenario`},
+		{"no duration", "duration: 90m", "duration: 0s", "line 9: Scenario scale-up-down: spec.duration: must be positive"},
+		{"unknown field", "seed: 3", "seed: 3\n  speed: 3", `line 11: Scenario scale-up-down: spec.speed: unknown field "speed"`},
+		{"unknown deployment", "- deployment: web", "- deployment: api", `line 12: Scenario scale-up-down: spec.workloads[0].deployment: no Deployment "api"`},
+		{"points out of order", "- {at: 40m, count: 0}", "- {at: 5m, count: 0}", "line 16: Scenario scale-up-down: spec.workloads[0].replicas[2].at"},
+		{"bad capacity type", "instanceType: c6i.xlarge, zones", "instanceType: c6i.xlarge, capacityType: cheap, zones", "line 19: Scenario scale-up-down: spec.clusterAutoscaler.nodeGroups[0].capacityType"},
+		{"bad node pool", "operator: In, values: [c6i.xlarge]", "operator: Gt, values: [c6i.xlarge]", "line 40: NodePool web: spec.template.spec.requirements[0].values"},
+		{"unknown kind", "kind: Deployment", "kind: StatefulSet", `line 47: StatefulSet default/web: kind: kind "StatefulSet" is not part of a scenario`},
+		{"foreign apiVersion", "apiVersion: apps/v1", "apiVersion: apps/v1beta1", `line 46: Deployment default/web: apiVersion: "apps/v1beta1" is not the apiVersion of Deployment: use apps/v1`},
+		{"negative request", `requests: {cpu: "1", memory: 2Gi}`, `requests: {cpu: "-1", memory: 2Gi}`,
+			`line 60: Deployment default/web: spec.template.spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0`},
+		{"malformed quantity", `requests: {cpu: "1", memory: 2Gi}`, `requests: {cpu: "1", memory: 2 GB}`,
+			`line 60: Deployment default/web: spec.template.spec.containers[0].resources.requests[memory]: "2 GB" is not a quantity`},
+		{"workload without a namespace is in default", "kind: Deployment\nmetadata:\n  name: web\n  namespace: default\n",
+			"kind: Deployment\nmetadata:\n  name: web\n  namespace: default\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n",
+			"Deployment default/web is already on line 46"},
+		{"syntax error", "  seed: 3", "  seed: [3", "line 10: YAML syntax"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -57,6 +57,7 @@ type stowageSystem struct {
 	w           *world
 	cloud       *recordingCloud
 	batcher     *provisioning.Batcher
+	triggers    *provisioning.Triggers
 	provisioner *provisioning.Provisioner
 	reconcilers map[reconciler]reconcile.Reconciler
 	gc          *garbagecollection.Controller
@@ -74,9 +75,11 @@ type stowageSystem struct {
 func newStowageSystem(w *world) *stowageSystem {
 	sys := &stowageSystem{w: w, due: map[dueKey]time.Time{}, unfinished: map[string]bool{}}
 	aws := newCloudProvider(w.s, w.emu, w.clk, staticClasses(w.s))
-	sys.cloud = &recordingCloud{CloudProvider: aws, w: w, claims: map[string]string{}}
-	recorder := &eventLog{w: w}
+	moves := newPoolMoves(w)
+	sys.cloud = &recordingCloud{CloudProvider: aws, w: w, claims: map[string]string{}, moves: moves}
+	recorder := &eventLog{w: w, moves: moves}
 	sys.batcher = provisioning.NewBatcher(w.clk, provisioning.BatcherOptions{})
+	sys.triggers = provisioning.NewTriggers(w.clk, w.cluster, sys.batcher)
 	sys.provisioner = provisioning.NewProvisioner(w.cluster, sys.cloud, provisioning.ClientWriter{Client: w.kube}, recorder,
 		provisioning.RandomSuffix(w.rng), provisioning.WithLogger(hclog.NewNullLogger()), provisioning.WithClock(w.clk),
 		provisioning.WithCreateConcurrency(1), provisioning.WithSolveOptions(scheduler.Options{Preferences: w.preferences}))
@@ -90,11 +93,11 @@ func newStowageSystem(w *world) *stowageSystem {
 	sys.lambda = newInterruptionLambda(w, func(node string) { sys.due[dueKey{interruptionCtl, node}] = w.clk.Now() })
 	sys.gc = garbagecollection.New(w.clk, w.kube, sys.cloud, garbagecollection.Options{Recorder: recorder})
 	sys.disruption = disruption.New(w.clk, w.cluster, disruption.ClientWriter{Client: w.kube}, disruption.Options{Recorder: recorder})
-	w.unschedulable = sys.podUnschedulable
 	w.kube.onWrite = func(obj client.Object, gone bool) {
 		w.observe(obj, gone)
 		sys.track(obj, gone)
 		sys.wake(obj)
+		sys.triggers.Observe(obj, gone)
 	}
 	now := w.clk.Now()
 	sys.nextSweep, sys.nextGC = now.Add(sweepEvery), now.Add(garbagecollection.DefaultInterval)
@@ -104,15 +107,8 @@ func newStowageSystem(w *world) *stowageSystem {
 
 func (sys *stowageSystem) start(context.Context) error { return nil }
 
-// podUnschedulable is the provisioning controller's pod watch: a pod that
-// needs capacity opens or extends the batch window.
-func (sys *stowageSystem) podUnschedulable(pod *corev1.Pod) {
-	if !sys.w.cluster.IsNominated(pod) {
-		sys.batcher.Trigger()
-	}
-}
-
-// wake is the controllers' watches: a write to a NodeClaim or Node makes the
+// wake is the other controllers' watches (provisioning's are its Triggers,
+// which every write reaches as the controller's watches would): a write to a NodeClaim or Node makes the
 // controllers that watch it reconcile it.
 func (sys *stowageSystem) wake(obj client.Object) {
 	now := sys.w.clk.Now()
@@ -139,11 +135,13 @@ func (sys *stowageSystem) step(ctx context.Context) error {
 	if err := sys.lambda.deliver(ctx); err != nil {
 		return err
 	}
+	sys.checkNominations()
 	if closed, _ := sys.batcher.Poll(); closed {
 		if _, err := sys.provisioner.Provision(ctx); err != nil {
 			sys.w.out.actions = append(sys.w.out.actions, action{sys.w.elapsed(), "provisioning: " + err.Error()})
 			sys.batcher.Trigger()
 		}
+		sys.triggers.Provisioned()
 	}
 	if !now.Before(sys.nextSweep) {
 		sys.nextSweep = now.Add(sweepEvery)
@@ -163,7 +161,19 @@ func (sys *stowageSystem) step(ctx context.Context) error {
 			return fmt.Errorf("garbage collection: %w", err)
 		}
 	}
-	return sys.runDue(ctx)
+	if err := sys.runDue(ctx); err != nil {
+		return err
+	}
+	sys.checkNominations()
+	return nil
+}
+
+// checkNominations lapses the nominations due by now, as the provisioning
+// controller's loop does.
+func (sys *stowageSystem) checkNominations() {
+	if due := sys.triggers.Due(); !due.IsZero() && !due.After(sys.w.clk.Now()) {
+		sys.triggers.CheckNominations()
+	}
 }
 
 // runDue runs every reconcile due by now, including those its own writes make due.
@@ -232,11 +242,14 @@ func (sys *stowageSystem) sweep(ctx context.Context) error {
 	return nil
 }
 
-// next is when the system next has work: a batch window closing, a due
-// reconcile, or a sweep while claims are unfinished.
+// next is when the system next has work: a batch window closing, a
+// nomination lapsing, a due reconcile, or a sweep while claims are unfinished.
 func (sys *stowageSystem) next() time.Time {
 	var times []time.Time
 	if _, at := sys.batcher.Poll(); !at.IsZero() {
+		times = append(times, at)
+	}
+	if at := sys.triggers.Due(); !at.IsZero() {
 		times = append(times, at)
 	}
 	times = slices.AppendSeq(times, maps.Values(sys.due))
@@ -254,10 +267,14 @@ type recordingCloud struct {
 	w *world
 	// provider id -> claim name
 	claims map[string]string
+	moves  *poolMoves
 }
 
 func (c *recordingCloud) Create(ctx context.Context, claim *v1alpha1.NodeClaim) (*v1alpha1.NodeClaim, error) {
 	out, err := c.CloudProvider.Create(ctx, claim)
+	if cloudprovider.IsInsufficientCapacityError(err) {
+		c.moves.launchFailed(claim)
+	}
 	if err != nil {
 		return out, err
 	}
@@ -269,6 +286,7 @@ func (c *recordingCloud) Create(ctx context.Context, claim *v1alpha1.NodeClaim) 
 	in.price = c.w.price(offer(in.instanceType, in.zone, in.capacityType))
 	c.w.launched(in, c.w.amiFamily(claim))
 	c.w.recordFallback(claim, in)
+	c.moves.launched(claim, in)
 	return out, nil
 }
 
@@ -282,10 +300,18 @@ func (c *recordingCloud) Delete(ctx context.Context, claim *v1alpha1.NodeClaim) 
 }
 
 // eventLog keeps the events the controllers publish that the report shows.
-type eventLog struct{ w *world }
+type eventLog struct {
+	w     *world
+	moves *poolMoves
+}
 
-// Publish drops the provisioner's pod events: the report measures their effect.
-func (l *eventLog) Publish(...provisioning.Event) {}
+// Publish follows the provisioner's nominations, for fallbacks to another
+// pool; the report measures the rest by its effect.
+func (l *eventLog) Publish(evs ...provisioning.Event) {
+	for _, e := range evs {
+		l.moves.planned(e)
+	}
+}
 
 // Eventf keeps the controllers' warnings (launch failures, timeouts) as
 // actions, and each disruption of a NodeClaim as a consolidation.

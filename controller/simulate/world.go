@@ -71,8 +71,6 @@ type world struct {
 	// dirty says the cluster changed (a node came or changed, a pod went), so
 	// kube-scheduler retries every pending pod; newPods that new pods wait.
 	dirty, newPods bool
-	// unschedulable is told about each pod kube-scheduler marks unschedulable.
-	unschedulable func(*corev1.Pod)
 
 	out *systemResult
 }
@@ -124,7 +122,7 @@ func newWorld(s *Scenario, seed int64, name string) (*world, error) {
 	w := &world{s: s, clk: clk, rng: rand.New(rand.NewPCG(uint64(seed), 0x5354)), kube: k, cluster: cluster, emu: emu,
 		capacity: newCapacityModel(s, emu), infos: map[string]catalogue.Info{}, images: images,
 		pods: map[string]*simPod{}, instances: map[string]*simInstance{}, terminating: map[string]bool{},
-		requested: map[string]scheduling.Resources{}, daemonPods: map[string][]*corev1.Pod{}, unschedulable: func(*corev1.Pod) {},
+		requested: map[string]scheduling.Resources{}, daemonPods: map[string][]*corev1.Pod{},
 		out: newSystemResult(name)}
 	for _, info := range catalogue.Builtin() {
 		w.infos[info.Name] = info

@@ -6,32 +6,32 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/catalogue"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
+	"github.com/stowage-dev/stowage/controller/manifest"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 )
 
-// validate defaults and checks the Stowage objects, and checks that bound pods
-// name nodes of the snapshot.
+// validate defaults and checks the Stowage objects and the pods' resources,
+// and checks that bound pods name nodes of the snapshot; every error is on
+// its object's line.
 func (o *Objects) validate() error {
 	var errs []error
 	classes := map[string]bool{}
 	for _, nc := range o.NodeClasses {
 		nc.SetDefaults()
-		for _, e := range nc.Validate() {
-			errs = append(errs, fmt.Errorf("%sNodeClass %s: %s", o.at(nc), nc.Name, e))
-		}
+		errs = o.fieldErrors(errs, nc, nc.Validate())
 		classes[nc.Name] = true
 	}
 	for _, np := range o.NodePools {
 		np.SetDefaults()
-		for _, e := range np.Validate() {
-			errs = append(errs, fmt.Errorf("%sNodePool %s: %s", o.at(np), np.Name, e))
-		}
+		errs = o.fieldErrors(errs, np, np.Validate())
 		if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil && len(o.NodeClasses) > 0 && !classes[ref.Name] {
-			errs = append(errs, fmt.Errorf("%sNodePool %s: spec.template.spec.nodeClassRef.name: NodeClass %q is not in the snapshot; add it or fix the name", o.at(np), np.Name, ref.Name))
+			errs = o.fieldErrors(errs, np, field.ErrorList{field.Invalid(field.NewPath("spec", "template", "spec", "nodeClassRef", "name"), ref.Name,
+				fmt.Sprintf("NodeClass %q is not in the snapshot; add it or fix the name", ref.Name))})
 		}
 	}
 	nodes := map[string]bool{}
@@ -42,11 +42,27 @@ func (o *Objects) validate() error {
 		nodes[nc.Name] = true
 	}
 	for _, p := range o.Pods {
+		errs = o.fieldErrors(errs, p, manifest.ValidatePodSpec(field.NewPath("spec"), &p.Spec))
 		if p.Spec.NodeName != "" && !nodes[p.Spec.NodeName] {
-			errs = append(errs, fmt.Errorf("%sPod %s: spec.nodeName: node %q is not in the snapshot; add the Node or remove nodeName to treat the pod as pending", o.at(p), objectName(p.Namespace, p.Name), p.Spec.NodeName))
+			errs = o.fieldErrors(errs, p, field.ErrorList{field.Invalid(field.NewPath("spec", "nodeName"), p.Spec.NodeName,
+				fmt.Sprintf("node %q is not in the snapshot; add the Node or remove nodeName to treat the pod as pending", p.Spec.NodeName))})
 		}
 	}
+	for _, ds := range o.DaemonSets {
+		errs = o.fieldErrors(errs, ds, manifest.ValidatePodSpec(field.NewPath("spec", "template", "spec"), &ds.Spec.Template.Spec))
+	}
 	return errors.Join(errs...)
+}
+
+// fieldErrors appends obj's validation errors, each on its line.
+func (o *Objects) fieldErrors(errs []error, obj any, list field.ErrorList) []error {
+	if len(list) == 0 {
+		return errs
+	}
+	if m, ok := o.where[obj]; ok {
+		return append(errs, m.FieldErrors(list)...)
+	}
+	return append(errs, list.ToAggregate())
 }
 
 // Offering names an offering to mark unavailable: a type in a zone, for one
@@ -90,6 +106,7 @@ func instanceTypes(nc *v1alpha1.NodeClass, opts Options) []*cloudprovider.Instan
 	if nc != nil {
 		co.Kubelet = nc.Spec.Kubelet
 		co.RootVolumeGiB = rootVolumeGiB(nc)
+		co.InstanceStoreRAID0 = nc.Spec.InstanceStorePolicy != nil && *nc.Spec.InstanceStorePolicy == v1alpha1.InstanceStorePolicyRAID0
 		if zones := subnetZones(nc); len(zones) > 0 {
 			co.Zones = zones
 		}

@@ -4,11 +4,7 @@
 package snapshotfile
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -16,10 +12,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/karpenter"
+	"github.com/stowage-dev/stowage/controller/manifest"
 )
 
 // Objects are the objects of a snapshot file, by kind, in file order.
@@ -34,128 +31,174 @@ type Objects struct {
 	NodeClasses            []*v1alpha1.NodeClass
 	NodeClaims             []*v1alpha1.NodeClaim
 
-	// object -> where Read found it ("document 3", "document 1: items[2]"), for messages
-	where map[any]string
-	// "Kind namespace/name" -> where Read found it, to refuse duplicates
-	seen map[string]string
+	// Warnings are what converting Karpenter's objects could not carry over,
+	// each on its line: the caller prints them.
+	Warnings []*manifest.Error
+
+	// object -> where Read found it, to place validation errors on their lines
+	where map[any]*manifest.Object
+	// "Kind namespace/name" -> the line Read found it on, to refuse duplicates
+	seen map[string]int
 }
 
-type header struct {
-	APIVersion string            `json:"apiVersion"`
-	Kind       string            `json:"kind"`
-	Items      []json.RawMessage `json:"items"`
-	Metadata   struct {
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
-	} `json:"metadata"`
-}
+// ErrEmpty is Read's error for a stream without a single object.
+var ErrEmpty = errors.New("the snapshot holds no objects: write one with `kubectl get nodepools,nodeclasses,nodeclaims,nodes,pods,daemonsets,pv,pvc,storageclasses -A -o yaml`")
 
-// Read parses every document, strictly: an unknown kind or field, a duplicate
-// object or an invalid one is an error that names the document, the object and
-// the field.
+// Read parses every document, strictly, as the API server would: an unknown
+// kind or field, an apiVersion that is not the kind's, a duplicate object, a
+// negative request or an invalid object is an error naming its line, the
+// object and the field; a pod without a namespace is in "default". A stream
+// with no object at all is an error too. Karpenter's NodePools,
+// EC2NodeClasses and NodeClaims are converted to Stowage's (Warnings lists
+// what the conversion left out), so a dump of a Karpenter cluster reads as is.
 func Read(r io.Reader) (*Objects, error) {
-	objs := &Objects{where: map[any]string{}, seen: map[string]string{}}
-	docs := utilyaml.NewYAMLReader(bufio.NewReader(r))
-	for i := 1; ; i++ {
-		doc, err := docs.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading document %d: %w", i, err)
-		}
-		if len(bytes.TrimSpace(doc)) == 0 || isComment(doc) {
-			continue
-		}
-		if err := objs.add(doc, fmt.Sprintf("document %d", i)); err != nil {
-			return nil, err
-		}
-	}
-	return objs, objs.validate()
-}
-
-func isComment(doc []byte) bool {
-	for _, line := range strings.Split(string(doc), "\n") {
-		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
-			return false
-		}
-	}
-	return true
-}
-
-// add decodes one document, or each item of a List; where names it in errors.
-func (o *Objects) add(doc []byte, where string) error {
-	var h header
-	if err := yaml.Unmarshal(doc, &h); err != nil {
-		return fmt.Errorf("%s: parsing YAML: %w", where, err)
-	}
-	if h.Kind == "List" || strings.HasSuffix(h.Kind, "List") && h.Items != nil {
-		for j, item := range h.Items {
-			if err := o.add(item, fmt.Sprintf("%s: items[%d]", where, j)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	decode, ok := decoders[h.Kind]
-	if !ok {
-		return fmt.Errorf("%s: kind %q is not part of a snapshot; use %s", where, h.Kind, strings.Join(kinds(), ", "))
-	}
-	id := h.Kind + " " + objectName(h.Metadata.Namespace, h.Metadata.Name)
-	if first, dup := o.seen[id]; dup {
-		return fmt.Errorf("%s: %s is already in %s; remove one of them", where, id, first)
-	}
-	obj, err := decode(o, doc)
+	objs := &Objects{where: map[any]*manifest.Object{}, seen: map[string]int{}}
+	list, err := manifest.Read(r)
 	if err != nil {
-		return fmt.Errorf("%s: %s: %w", where, id, err)
+		return nil, err
 	}
-	o.seen[id], o.where[obj] = where, where
+	var errs []error
+	for _, m := range list {
+		if err := objs.add(m); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if len(list) == 0 {
+		return nil, ErrEmpty
+	}
+	if err := objs.validate(); err != nil {
+		return nil, err
+	}
+	return objs, nil
+}
+
+// kind is how a snapshot reads one kind of object.
+type kind struct {
+	apiVersion string
+	namespaced bool
+	decode     func(*Objects, *manifest.Object) (metav1.Object, error)
+}
+
+var kinds = map[string]kind{
+	"Pod":       {"v1", true, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.Pods, m) }},
+	"Node":      {"v1", false, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.Nodes, m) }},
+	"DaemonSet": {"apps/v1", true, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.DaemonSets, m) }},
+	"PersistentVolumeClaim": {"v1", true, func(o *Objects, m *manifest.Object) (metav1.Object, error) {
+		return decodeInto(&o.PersistentVolumeClaims, m)
+	}},
+	"PersistentVolume": {"v1", false, func(o *Objects, m *manifest.Object) (metav1.Object, error) {
+		return decodeInto(&o.PersistentVolumes, m)
+	}},
+	"StorageClass": {"storage.k8s.io/v1", false, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.StorageClasses, m) }},
+	"NodePool":     {v1alpha1.SchemeGroupVersion.String(), false, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.NodePools, m) }},
+	"NodeClass":    {v1alpha1.SchemeGroupVersion.String(), false, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.NodeClasses, m) }},
+	"NodeClaim":    {v1alpha1.SchemeGroupVersion.String(), false, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.NodeClaims, m) }},
+}
+
+// add decodes one object after checking its kind, apiVersion, name and namespace.
+func (o *Objects) add(m *manifest.Object) error {
+	if karpenter.Is(m.APIVersion, m.Kind) {
+		return o.addKarpenter(m)
+	}
+	k, ok := kinds[m.Kind]
+	if !ok {
+		return m.Errorf("kind", "kind %q is not part of a snapshot; use %s", m.Kind, strings.Join(kindNames(), ", "))
+	}
+	if m.APIVersion != k.apiVersion {
+		return apiVersionError(m, k.apiVersion)
+	}
+	if err := defaultNamespace(m, k.namespaced); err != nil {
+		return err
+	}
+	if first, dup := o.seen[m.ID()]; dup {
+		return m.Errorf("metadata.name", "%s is already on line %d; remove one of them", m.ID(), first)
+	}
+	obj, err := k.decode(o, m)
+	if err != nil {
+		return err
+	}
+	obj.SetNamespace(m.Namespace)
+	o.seen[m.ID()], o.where[obj] = m.Line(), m
 	return nil
 }
 
-// at is where Read found obj, as a message prefix.
-func (o *Objects) at(obj any) string {
-	if w, ok := o.where[obj]; ok {
-		return w + ": "
+// addKarpenter converts a Karpenter NodePool, EC2NodeClass or NodeClaim to
+// Stowage's, keeping the warnings.
+func (o *Objects) addKarpenter(m *manifest.Object) error {
+	if m.Name == "" {
+		return m.Errorf("metadata.name", "Required value: name the object")
 	}
-	return ""
+	c, err := karpenter.Convert(m)
+	if err != nil {
+		return err
+	}
+	var obj metav1.Object
+	switch {
+	case c.NodePool != nil:
+		obj, o.NodePools = c.NodePool, append(o.NodePools, c.NodePool)
+	case c.NodeClass != nil:
+		obj, o.NodeClasses = c.NodeClass, append(o.NodeClasses, c.NodeClass)
+	default:
+		obj, o.NodeClaims = c.NodeClaim, append(o.NodeClaims, c.NodeClaim)
+	}
+	id := karpenter.Kinds[m.Kind].Stowage + " " + m.Name
+	if first, dup := o.seen[id]; dup {
+		return m.Errorf("metadata.name", "%s is already on line %d (once converted, %s %s is a %s); remove one of them", id, first, m.APIVersion, m.Kind, id)
+	}
+	o.seen[id], o.where[obj] = m.Line(), m
+	o.Warnings = append(o.Warnings, c.Warnings()...)
+	return nil
 }
 
-func objectName(ns, name string) string {
-	if ns == "" {
-		return name
+// defaultNamespace puts a namespaced object without one in "default", as the
+// API server does, and refuses a name the API server would.
+func defaultNamespace(m *manifest.Object, namespaced bool) error {
+	switch {
+	case m.Name == "":
+		return m.Errorf("metadata.name", "Required value: name the object")
+	case namespaced && m.Namespace == "":
+		m.Namespace = metav1.NamespaceDefault
+	case !namespaced && m.Namespace != "":
+		return m.Errorf("metadata.namespace", "%s is cluster-scoped; remove the namespace", m.Kind)
 	}
-	return ns + "/" + name
+	return nil
 }
 
-func kinds() []string {
-	out := make([]string, 0, len(decoders))
-	for k := range decoders {
+// apiVersionError refuses an apiVersion that is not the kind's, and says how
+// to convert what Stowage knows another form of.
+func apiVersionError(m *manifest.Object, want string) error {
+	group, version, _ := strings.Cut(m.APIVersion, "/")
+	if (group == v1alpha1.KarpenterGroup || group == v1alpha1.KarpenterAWSGroup) && version != "v1" {
+		return m.Errorf("apiVersion", "%s is Karpenter's pre-v1 API; Stowage reads v1: dump the objects again from a cluster running Karpenter 1.x (kubectl get nodepools.v1.karpenter.sh -o yaml)", m.APIVersion)
+	}
+	if m.APIVersion == karpenter.APIVersionCore || m.APIVersion == karpenter.APIVersionAWS {
+		return m.Errorf("apiVersion", "%s %s is not a Karpenter kind Stowage reads (%s NodePool and NodeClaim, %s EC2NodeClass); for Stowage's %s, use %s",
+			m.APIVersion, m.Kind, karpenter.APIVersionCore, karpenter.APIVersionAWS, m.Kind, want)
+	}
+	return m.Errorf("apiVersion", "%q is not the apiVersion of %s: use %s", m.APIVersion, m.Kind, want)
+}
+
+func kindNames() []string {
+	out := make([]string, 0, len(kinds))
+	for k := range kinds {
 		out = append(out, k)
 	}
 	slices.Sort(out)
 	return out
 }
 
-// decodeInto decodes doc strictly (unknown fields are errors), appends it to list
-// and returns it.
-func decodeInto[T any](list *[]*T, doc []byte) (any, error) {
-	obj := new(T)
-	if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+// decodeInto decodes the object strictly, appends it to list and returns it.
+func decodeInto[T any, PT interface {
+	*T
+	metav1.Object
+}](list *[]PT, m *manifest.Object) (metav1.Object, error) {
+	obj := PT(new(T))
+	if err := m.Decode(obj); err != nil {
 		return nil, err
 	}
 	*list = append(*list, obj)
 	return obj, nil
-}
-
-var decoders = map[string]func(*Objects, []byte) (any, error){
-	"Pod":                   func(o *Objects, d []byte) (any, error) { return decodeInto(&o.Pods, d) },
-	"Node":                  func(o *Objects, d []byte) (any, error) { return decodeInto(&o.Nodes, d) },
-	"DaemonSet":             func(o *Objects, d []byte) (any, error) { return decodeInto(&o.DaemonSets, d) },
-	"PersistentVolumeClaim": func(o *Objects, d []byte) (any, error) { return decodeInto(&o.PersistentVolumeClaims, d) },
-	"PersistentVolume":      func(o *Objects, d []byte) (any, error) { return decodeInto(&o.PersistentVolumes, d) },
-	"StorageClass":          func(o *Objects, d []byte) (any, error) { return decodeInto(&o.StorageClasses, d) },
-	"NodePool":              func(o *Objects, d []byte) (any, error) { return decodeInto(&o.NodePools, d) },
-	"NodeClass":             func(o *Objects, d []byte) (any, error) { return decodeInto(&o.NodeClasses, d) },
-	"NodeClaim":             func(o *Objects, d []byte) (any, error) { return decodeInto(&o.NodeClaims, d) },
 }

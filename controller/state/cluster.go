@@ -45,7 +45,7 @@ type Cluster struct {
 	// claimKeys is nodeclaim name -> key in nodes.
 	claimKeys   map[string]string
 	pods        objects[*corev1.Pod]
-	nominations map[string]string // pod namespace/name -> nodeclaim or node name
+	nominations map[string]nomination // pod namespace/name -> where it is expected to land
 	// node name -> the running pods bound to it, kept in order as
 	// pods change so that a snapshot need not scan every pod
 	bound   map[string]*boundPods
@@ -79,7 +79,7 @@ func NewCluster(clk clock.PassiveClock) *Cluster {
 	return &Cluster{
 		clk: clk, claimTimeout: DefaultCreatedClaimTimeout,
 		nodes: map[string]*stateNode{}, nodeKeys: map[string]string{}, claimKeys: map[string]string{},
-		pods: objects[*corev1.Pod]{}, nominations: map[string]string{}, bound: map[string]*boundPods{},
+		pods: objects[*corev1.Pod]{}, nominations: map[string]nomination{}, bound: map[string]*boundPods{},
 		created:   map[string]time.Time{},
 		nodePools: objects[*v1alpha1.NodePool]{}, nodeClasses: objects[*v1alpha1.NodeClass]{},
 		daemonSets: objects[*appsv1.DaemonSet]{}, pdbs: objects[*policyv1.PodDisruptionBudget]{},
@@ -159,54 +159,12 @@ func (c *Cluster) unbind(k string) {
 	}
 }
 
-// Nominate records that pod is expected to land on target, a NodeClaim or
-// node name, so that the next decision counts it there instead of launching
-// capacity for it again. The nomination lasts until the pod binds or is
-// deleted, or the target goes away.
-func (c *Cluster) Nominate(pod *corev1.Pod, target string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gen++
-	c.nominations[key(pod)] = target
-}
-
-// IsNominated reports whether pod is nominated to a NodeClaim or node, and
-// the nomination is live (see nominationLive).
-func (c *Cluster) IsNominated(pod *corev1.Pod) bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	target, ok := c.nominations[key(pod)]
-	return ok && c.nominationLive(target)
-}
-
-// NominationGrace is how long a nominated pod may stay unbound once its
-// target's Node is Ready: kube-scheduler has had its chance, and the node may
-// have filled with other pods, so the pod counts as needing capacity again.
-const NominationGrace = 10 * time.Second
-
-// nominationLive reports whether a nomination to target still holds: until
-// the target's Node has been Ready for NominationGrace. c.mu is held.
-func (c *Cluster) nominationLive(target string) bool {
-	n := c.find(target)
-	if n == nil || n.node == nil {
-		return true
-	}
-	for _, cond := range n.node.Status.Conditions {
-		if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue && !cond.LastTransitionTime.IsZero() {
-			return c.clk.Since(cond.LastTransitionTime.Time) < NominationGrace
-		}
-	}
-	return true
-}
-
 // PendingPods returns the pods not bound to a node, not finished and not being
 // deleted, sorted by namespace and name.
 func (c *Cluster) PendingPods() []*corev1.Pod {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return slices.DeleteFunc(c.pods.sorted(), func(p *corev1.Pod) bool {
-		return p.Spec.NodeName != "" || isTerminal(p) || p.DeletionTimestamp != nil
-	})
+	return slices.DeleteFunc(c.pods.sorted(), func(p *corev1.Pod) bool { return !pending(p) })
 }
 
 // NodePools returns the pools not being deleted, sorted by name.
@@ -280,24 +238,21 @@ func (b *boundPods) list() []*corev1.Pod {
 }
 
 // stateNodes builds the scheduler's nodes, each with its bound pods then the
-// pods nominated to it, sorted by name.
+// pods nominated to it, sorted by name. c.mu is held.
 func (c *Cluster) stateNodes() []*scheduler.StateNode {
 	// Bound pods are kept in order per node as they change: a snapshot of a
 	// large cluster is taken every few seconds, and sorting every pod
 	// dominated it.
-	bound, nominated := map[string][]*corev1.Pod{}, map[string][]*corev1.Pod{}
+	bound := map[string][]*corev1.Pod{}
 	for node, b := range c.bound {
 		bound[node] = b.list()
 	}
-	for _, k := range slices.Sorted(maps.Keys(c.nominations)) {
-		target := c.nominations[k]
-		if p, ok := c.pods[k]; ok && p.Spec.NodeName == "" && !isTerminal(p) && c.nominationLive(target) {
-			nominated[target] = append(nominated[target], p)
-		}
-	}
+	nominated, chosen := c.nominatedPods()
 	out := make([]*scheduler.StateNode, 0, len(c.nodes))
 	for _, n := range c.nodes {
-		out = append(out, n.snapshot(bound, nominated))
+		sn := n.snapshot(bound, nominated)
+		sn.Nominated = chosen[n] || c.clk.Now().Before(n.nominatedUntil)
+		out = append(out, sn)
 	}
 	slices.SortFunc(out, func(a, b *scheduler.StateNode) int { return strings.Compare(a.Name(), b.Name()) })
 	return out

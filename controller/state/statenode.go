@@ -1,6 +1,8 @@
 package state
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
@@ -14,6 +16,9 @@ type stateNode struct {
 	claim *v1alpha1.NodeClaim
 	// marked is set by MarkForDeletion: a decider is about to remove the node.
 	marked bool
+	// nominatedUntil is when the window of a nomination to the node that
+	// lapsed ends (see NominationGrace); zero when there is none.
+	nominatedUntil time.Time
 }
 
 func (n *stateNode) empty() bool { return n.node == nil && n.claim == nil }
@@ -180,12 +185,4 @@ func (c *Cluster) detach(k string, clear func(*stateNode)) bool {
 		delete(c.nodes, k)
 	}
 	return n.marked
-}
-
-func (c *Cluster) dropNominations(target string) {
-	for pod, t := range c.nominations {
-		if t == target {
-			delete(c.nominations, pod)
-		}
-	}
 }

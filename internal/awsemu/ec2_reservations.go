@@ -35,7 +35,7 @@ type describeCapacityReservationsResponse struct {
 
 func (e *Emulator) toXMLReservationLocked(r *CapacityReservation) xmlCapacityReservation {
 	x := xmlCapacityReservation{
-		ID: r.ID, OwnerID: e.cfg.AccountID, ARN: "arn:aws:ec2:" + e.cfg.Region + ":" + e.cfg.AccountID + ":capacity-reservation/" + r.ID,
+		ID: r.ID, OwnerID: orDefault(r.OwnerID, e.cfg.AccountID), ARN: "arn:aws:ec2:" + e.cfg.Region + ":" + orDefault(r.OwnerID, e.cfg.AccountID) + ":capacity-reservation/" + r.ID,
 		ZoneID: e.zoneID(r.Zone), InstanceType: r.InstanceType, InstancePlatform: r.InstancePlatform, Zone: r.Zone,
 		Tenancy: r.Tenancy, TotalInstanceCount: r.TotalInstanceCount, AvailableInstanceCount: r.AvailableInstanceCount,
 		EBSOptimized: true, State: e.reservationStateLocked(r), StartDate: isoTime(r.StartDate), EndDateType: r.EndDateType,

@@ -47,6 +47,9 @@ type CapacityReservation struct {
 	StartDate   time.Time
 	CreateDate  time.Time
 	Tags        map[string]string
+	// OwnerID is the account that owns the reservation: the emulator's own
+	// when empty, another for a reservation shared with it.
+	OwnerID string
 }
 
 // AddCapacityReservation adds a reservation, filling defaults, and returns its id.

@@ -27,10 +27,12 @@ import (
 // labels and taints its user data passes the kubelet. The Node carries the
 // annotation kwok manages, so kwok marks it Ready, renews its lease and runs
 // the pods bound to it. Each instance registers once: a Node deleted later is
-// not brought back.
+// not brought back. With a BootDelay, an instance registers that long after
+// its launch, on the emulator's clock, as a real node boots.
 type Bridge struct {
 	emu    *awsemu.Emulator
 	kube   client.Client
+	boot   BootDelay
 	paused atomic.Bool
 
 	mu         sync.Mutex
@@ -38,9 +40,9 @@ type Bridge struct {
 }
 
 // NewBridge returns a bridge from the emulator's instances to Nodes written
-// through kube.
-func NewBridge(emu *awsemu.Emulator, kube client.Client) *Bridge {
-	return &Bridge{emu: emu, kube: kube, registered: map[string]string{}}
+// through kube, registering each boot after its launch (at once when zero).
+func NewBridge(emu *awsemu.Emulator, kube client.Client, boot BootDelay) *Bridge {
+	return &Bridge{emu: emu, kube: kube, boot: boot, registered: map[string]string{}}
 }
 
 // Pause stops registering Nodes, as if every new kubelet hung; Resume
@@ -88,8 +90,9 @@ func (b *Bridge) Sync(ctx context.Context) error {
 	for _, s := range b.emu.InstanceTypes() {
 		specs[s.Name] = s
 	}
+	now := b.emu.Clock().Now()
 	for _, in := range b.emu.Instances() {
-		if in.State != awsemu.StateRunning || b.isRegistered(in.ID) {
+		if in.State != awsemu.StateRunning || b.isRegistered(in.ID) || now.Before(in.LaunchTime.Add(b.boot.For(in.ID))) {
 			continue
 		}
 		spec, ok := specs[in.InstanceType]

@@ -2,6 +2,7 @@ package testbed_test
 
 import (
 	"encoding/base64"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -134,4 +135,38 @@ func TestNodeForRegistersTheGPUs(t *testing.T) {
 	expectResources(t, "allocatable", node.Status.Allocatable, map[corev1.ResourceName]string{
 		corev1.ResourceCPU: "47810m", corev1.ResourceMemory: "178933Mi", corev1.ResourcePods: "234",
 		corev1.ResourceEphemeralStorage: "17Gi", "nvidia.com/gpu": "4"})
+}
+
+// TestBootDelaysSpreadOverTheRangeAndRepeat: each instance's delay lies in
+// [Min, Max], depends on the seed and the id only, and the delays of a
+// fleet spread over the range rather than bunching at one end.
+func TestBootDelaysSpreadOverTheRangeAndRepeat(t *testing.T) {
+	d := testbed.RealisticBoot
+	var below, above int
+	for i := range 200 {
+		id := fmt.Sprintf("i-%017x", i)
+		got := d.For(id)
+		if got < d.Min || got > d.Max {
+			t.Fatalf("delay of %s is %s, outside [%s, %s]", id, got, d.Min, d.Max)
+		}
+		if again := d.For(id); again != got {
+			t.Fatalf("delay of %s is %s, then %s", id, got, again)
+		}
+		if got < (d.Min+d.Max)/2 {
+			below++
+		} else {
+			above++
+		}
+	}
+	if below < 60 || above < 60 {
+		t.Errorf("%d delays in the lower half of the range and %d in the upper, want both near 100", below, above)
+	}
+	other := d
+	other.Seed++
+	if d.For("i-0abc") == other.For("i-0abc") && d.For("i-0def") == other.For("i-0def") {
+		t.Error("another seed gives the same delays")
+	}
+	if got := (testbed.BootDelay{}).For("i-0abc"); got != 0 {
+		t.Errorf("the zero BootDelay delays %s, want none", got)
+	}
 }

@@ -59,7 +59,8 @@ func (b *Bed) NewOperator(ctx context.Context, o OperatorOptions) (*operator.Ope
 		CABundle: base64.StdEncoding.EncodeToString(b.ControlPlane.Config.CAData), CIDR: opts.ClusterCIDR}
 	newCloud := func(mgr manager.Manager) (cloudprovider.CloudProvider, error) {
 		cp := stowaws.New(b.Clients, operator.NodeClasses{Reader: mgr.GetClient()}, stowaws.Options{
-			Cluster: cluster, Region: Region, KubernetesVersion: b.KubernetesVersion, Logger: log,
+			Cluster: cluster, Region: Region, KubernetesVersion: b.KubernetesVersion, Logger: log, NoKarpenterLabels: !opts.KarpenterLabels,
+			DryRun: opts.DryRun,
 		})
 		if o.Wrap != nil {
 			return o.Wrap(cp), nil

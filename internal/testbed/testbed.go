@@ -64,6 +64,10 @@ type Options struct {
 	LaunchDelay, ShutdownDelay time.Duration
 	// BridgeInterval is how often the bridge looks for running instances; 100 ms when zero.
 	BridgeInterval time.Duration
+	// BootDelay delays each Node's registration after its instance's launch,
+	// on the emulator's clock; zero registers as soon as the instance runs.
+	// RealisticBoot is an EKS node's; keep it off where speed matters.
+	BootDelay BootDelay
 	// OnBridgeError hears of registrations that failed (and are retried); nil ignores them.
 	OnBridgeError func(error)
 	// Bare leaves Stowage uninstalled: no CRDs, namespace, service account or
@@ -115,11 +119,12 @@ type Bed struct {
 }
 
 // The kube-controller-manager controllers the bed runs on top of testenv's
-// (Deployments make the pods), and client rates that let kube-controller-
-// manager and kube-scheduler keep up with hundreds of pods at once.
+// (Deployments, Jobs and DaemonSets make the pods), and client rates that let
+// kube-controller-manager and kube-scheduler keep up with hundreds of pods at
+// once.
 var (
 	workloadControllers = append(append([]string(nil), testenv.ControllerManagerControllers...),
-		"deployment-controller", "replicaset-controller")
+		"deployment-controller", "replicaset-controller", "job-controller", "daemonset-controller")
 	componentFlags = map[string][]string{
 		testenv.KubeControllerManager: {"--controllers=" + strings.Join(workloadControllers, ","),
 			"--kube-api-qps=200", "--kube-api-burst=300"},
@@ -167,7 +172,7 @@ func (b *Bed) start(ctx context.Context, o Options) error {
 	if err := b.startEmulator(ctx, o); err != nil {
 		return err
 	}
-	b.Bridge = NewBridge(b.Emulator, b.Admin)
+	b.Bridge = NewBridge(b.Emulator, b.Admin, o.BootDelay)
 	bctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

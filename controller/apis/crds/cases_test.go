@@ -85,6 +85,14 @@ var validCases = []admissionCase{
 		{key: stowage.dev/instance-network-bandwidth, operator: Lte, values: ["50000"]}]}}}}`},
 	{name: "NotIn with no values", base: basePool, patch: reqs(`{key: stowage.dev/instance-family, operator: NotIn}`)},
 	{name: "minValues on Exists", base: basePool, patch: reqs(`{key: stowage.dev/instance-family, operator: Exists, minValues: 50}`)},
+	{name: "pool with Karpenter's well-known keys", base: basePool, patch: `{spec: {template: {spec: {requirements: [
+		{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]},
+		{key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]},
+		{key: karpenter.k8s.aws/instance-family, operator: Exists, minValues: 2},
+		{key: karpenter.k8s.aws/instance-generation, operator: Gt, values: ["2"]},
+		{key: karpenter.k8s.aws/instance-cpu, operator: Lt, values: ["65"]},
+		{key: karpenter.k8s.aws/instance-accelerator-name, operator: DoesNotExist},
+		{key: stowage.dev/instance-accelerator-count, operator: DoesNotExist}]}}}}`},
 	{name: "every well-known zone and type key", base: basePool, patch: `{spec: {template: {spec: {requirements: [
 		{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a]},
 		{key: node.kubernetes.io/instance-type, operator: In, values: [m6i.large]},
@@ -119,6 +127,15 @@ var validCases = []admissionCase{
 	{name: "subnets and security groups by id and name", base: baseClass, patch: `{spec: {
 		subnetSelectorTerms: [{id: subnet-0a1}, {tags: {Name: "*"}}],
 		securityGroupSelectorTerms: [{id: sg-0a1}, {name: nodes, tags: {team: web}}, {name: extra}]}}`},
+	{name: "images by id with their bootstrap family", base: baseClass, patch: `{spec: {amiFamily: Bottlerocket, amiSelectorTerms: [{id: ami-123}, {name: my-br-*}]}}`},
+	{name: "alias with amiFamily Custom", base: baseClass, patch: `{spec: {amiFamily: Custom}}`},
+	{name: "alias with its own amiFamily", base: baseClass, patch: `{spec: {amiFamily: AL2023}}`},
+	{name: "instance store in RAID0", base: baseClass, patch: `{spec: {instanceStorePolicy: RAID0}}`},
+	{name: "capacity reservations by id, tags, owner and match criteria", base: baseClass, patch: `{spec: {capacityReservationSelectorTerms: [
+		{id: cr-0123abcd}, {tags: {team: ml}, ownerID: "123456789012"}, {instanceMatchCriteria: targeted}]}}`},
+	{name: "every kubelet setting Karpenter exposes", base: baseClass, patch: kubelet(`{clusterDNS: [10.100.0.10], maxPods: 58, podsPerCore: 4,
+		evictionSoft: {memory.available: 10%, nodefs.available: 15%}, evictionSoftGracePeriod: {memory.available: 1m30s, nodefs.available: 2m},
+		evictionMaxPodGracePeriod: 60, imageGCHighThresholdPercent: 85, imageGCLowThresholdPercent: 80, cpuCFSQuota: false}`)},
 	{name: "metadata options", base: baseClass, patch: `{spec: {metadataOptions: {httpTokens: optional, httpPutResponseHopLimit: 2}}}`},
 	{name: "kubelet reservations and thresholds", base: baseClass, patch: kubelet(`{maxPods: 110, podsPerCore: 0,
 		kubeReserved: {cpu: 100m, memory: 1Gi, ephemeral-storage: 1Gi, pid: "1000"},
@@ -187,6 +204,16 @@ var invalidCases = []admissionCase{
 		field: poolReqs, msg: "must be well-known labels"},
 	{name: "requirement on an unknown stowage.dev label", base: basePool, patch: reqs(`{key: stowage.dev/instance-colour, operator: Exists}`),
 		field: poolReqs, msg: "use your own prefix"},
+	{name: "requirement on Karpenter's nodepool label", base: basePool, patch: reqs(`{key: karpenter.sh/nodepool, operator: In, values: [default]}`),
+		field: poolReqs, msg: "cannot constrain Karpenter labels Stowage has no value for"},
+	{name: "requirement on a Karpenter label without an equivalent", base: basePool, patch: reqs(`{key: karpenter.k8s.aws/instance-ebs-bandwidth, operator: Gt, values: ["1000"]}`),
+		field: poolReqs, msg: "cannot constrain Karpenter labels Stowage has no value for"},
+	{name: "requirement on Stowage's name under Karpenter's domain", base: basePool, patch: reqs(`{key: karpenter.sh/instance-family, operator: In, values: [c6i]}`),
+		field: poolReqs, msg: "or Karpenter's that stand for them (karpenter.sh/capacity-type, karpenter.k8s.aws/instance-category, -family"},
+	{name: "requirement on a mistyped Karpenter label", base: basePool, patch: reqs(`{key: karpenter.k8s.aws/instance-famly, operator: In, values: [c6i]}`),
+		field: poolReqs, msg: "must be well-known labels"},
+	{name: "Karpenter capacity type of an unknown value", base: basePool, patch: reqs(`{key: karpenter.sh/capacity-type, operator: In, values: [preemptible]}`),
+		field: poolReq0 + ".values", msg: "values must be reserved, spot or on-demand"},
 	{name: "more than 100 requirements", base: basePool, patch: reqs(strings.Repeat(`{key: example.com/x, operator: Exists}, `, 101)),
 		field: poolReqs, msg: "must have at most 100 items", admissionOnly: true},
 	// Labels.
@@ -196,6 +223,10 @@ var invalidCases = []admissionCase{
 		field: poolLabels, msg: "use your own prefix such as example.com/"},
 	{name: "label in the stowage.dev domain", base: basePool, patch: labels(`{stowage.dev/team: web}`),
 		field: poolLabels, msg: "use your own prefix such as example.com/"},
+	{name: "Karpenter's nodepool label set by a pool", base: basePool, patch: labels(`{karpenter.sh/nodepool: default}`),
+		field: poolLabels, msg: "set by Kubernetes, Stowage or Karpenter"},
+	{name: "Karpenter's selector label set by a pool", base: basePool, patch: labels(`{karpenter.k8s.aws/instance-family: c6i}`),
+		field: poolLabels, msg: "set by Kubernetes, Stowage or Karpenter"},
 	{name: "label in a k8s.io subdomain", base: basePool, patch: labels(`{x.k8s.io/team: web}`),
 		field: poolLabels, msg: "use your own prefix such as example.com/"},
 	{name: "label key not a qualified name", base: basePool, patch: labels(`{"my team": web}`),
@@ -258,6 +289,28 @@ var invalidCases = []admissionCase{
 		field: "spec.amiSelectorTerms", msg: "must be the only term"},
 	{name: "alias beside tags", base: baseClass, patch: `{spec: {amiSelectorTerms: [{alias: al2023@latest, tags: {team: ml}}]}}`,
 		field: "spec.amiSelectorTerms[0].alias", msg: "only field of its term"},
+	{name: "amiFamily other than the alias's", base: baseClass, patch: `{spec: {amiFamily: Bottlerocket}}`,
+		field: "spec.amiFamily", msg: "amiFamily must be the alias's family or Custom"},
+	{name: "amiFamily AL2", base: baseClass, patch: `{spec: {amiFamily: AL2, amiSelectorTerms: [{id: ami-123}]}}`,
+		field: "spec.amiFamily", msg: `supported values: "AL2023", "Bottlerocket", "Custom"`},
+	{name: "instance store policy other than RAID0", base: baseClass, patch: `{spec: {instanceStorePolicy: RAID1}}`,
+		field: "spec.instanceStorePolicy", msg: `supported values: "RAID0"`},
+	{name: "empty reservation term", base: baseClass, patch: `{spec: {capacityReservationSelectorTerms: [{ownerID: "123456789012"}]}}`,
+		field: "spec.capacityReservationSelectorTerms[0]", msg: "must set tags, id or instanceMatchCriteria"},
+	{name: "reservation id beside tags", base: baseClass, patch: `{spec: {capacityReservationSelectorTerms: [{id: cr-0abc, tags: {a: b}}]}}`,
+		field: "spec.capacityReservationSelectorTerms[0].id", msg: "selects one reservation on its own"},
+	{name: "reservation id of the wrong shape", base: baseClass, patch: `{spec: {capacityReservationSelectorTerms: [{id: res-1}]}}`,
+		field: "spec.capacityReservationSelectorTerms[0].id", msg: "should match"},
+	{name: "reservation owner of the wrong shape", base: baseClass, patch: `{spec: {capacityReservationSelectorTerms: [{instanceMatchCriteria: open, ownerID: acme}]}}`,
+		field: "spec.capacityReservationSelectorTerms[0].ownerID", msg: "should match"},
+	{name: "evictionSoft without a grace period", base: baseClass, patch: kubelet(`{evictionSoft: {memory.available: 10%}}`),
+		field: classKubelet + ".evictionSoft", msg: "needs a grace period"},
+	{name: "grace period without evictionSoft", base: baseClass, patch: kubelet(`{evictionSoftGracePeriod: {memory.available: 1m}}`),
+		field: classKubelet + ".evictionSoftGracePeriod", msg: "needs its threshold in evictionSoft"},
+	{name: "image GC high below low", base: baseClass, patch: kubelet(`{imageGCHighThresholdPercent: 50, imageGCLowThresholdPercent: 60}`),
+		field: classKubelet + ".imageGCHighThresholdPercent", msg: "must be above imageGCLowThresholdPercent"},
+	{name: "evictionSoft of an unknown signal", base: baseClass, patch: kubelet(`{evictionSoft: {memory.free: 1Gi}, evictionSoftGracePeriod: {memory.free: 1m}}`),
+		field: classKubelet + ".evictionSoft", msg: "memory.available, nodefs.available"},
 	{name: "Windows alias", base: baseClass, patch: `{spec: {amiSelectorTerms: [{alias: windows2022@latest}]}}`,
 		field: "spec.amiSelectorTerms[0].alias", msg: "family al2023 or bottlerocket"},
 	{name: "alias without a version", base: baseClass, patch: `{spec: {amiSelectorTerms: [{alias: al2023}]}}`,
@@ -339,7 +392,8 @@ var invalidCases = []admissionCase{
 // validateOnlyCases are accepted at admission but rejected by Validate, which names
 // field. The strings of corev1.Taint and label values have no maxLength, so matching
 // them against a pattern would exceed the API server's CEL cost budget; the regexp
-// for durations does not know Go's range.
+// for durations does not know Go's range; the minValues rule counts values as
+// listed, Validate distinct ones.
 var validateOnlyCases = []admissionCase{
 	{name: "taint key with a space", base: basePool, patch: `{spec: {template: {spec: {taints: [{key: "my key", effect: NoSchedule}]}}}}`,
 		field: "spec.template.spec.taints[0].key"},
@@ -347,6 +401,8 @@ var validateOnlyCases = []admissionCase{
 		field: "spec.template.spec.startupTaints[0].value"},
 	{name: "label value with a space", base: basePool, patch: labels(`{team: "web team"}`),
 		field: poolLabels + "[team]"},
+	{name: "minValues counting a value listed twice", base: basePool, patch: reqs(`{key: stowage.dev/instance-family, operator: In, values: [c6i, c6i], minValues: 2}`),
+		field: poolReq0 + ".minValues"},
 	{name: "expireAfter beyond Go's range", base: basePool, patch: `{spec: {template: {spec: {expireAfter: 9999999h}}}}`},
 }
 

@@ -188,18 +188,34 @@ func TestCRDsMirrorGoValidation(t *testing.T) {
 		for key := range v1alpha1.WellKnownLabels {
 			mustQuote(t, rule, key)
 		}
+		for key := range v1alpha1.KarpenterLabelAliases {
+			mustQuote(t, rule, key)
+		}
 		for _, d := range append(slices.Clone(v1alpha1.RestrictedLabelDomains), v1alpha1.LabelDomainExceptions...) {
 			mustQuote(t, rule, d)
 		}
 	}
+	without := ruleSaying(t, pool, reqs, "Karpenter labels Stowage has no value for")
+	for key := range v1alpha1.KarpenterLabelsWithoutEquivalent {
+		mustQuote(t, without, key)
+	}
 	capacity := ruleOn(t, schemaAt(t, pool, reqs), "reserved, spot or on-demand")
+	for key := range v1alpha1.KarpenterLabelAliases {
+		if v1alpha1.CanonicalLabelKey(key) == v1alpha1.LabelCapacityType {
+			mustQuote(t, capacity, key)
+		}
+	}
 	for _, ct := range v1alpha1.CapacityTypes {
 		mustQuote(t, capacity, ct)
 	}
-	signals := ruleSaying(t, class, "spec.kubelet.evictionHard", "keys must be")
-	for _, s := range v1alpha1.EvictionSignals {
-		mustQuote(t, signals, s)
+	for _, m := range []string{"evictionHard", "evictionSoft", "evictionSoftGracePeriod"} {
+		signals := ruleSaying(t, class, "spec.kubelet."+m, "keys must be")
+		for _, s := range v1alpha1.EvictionSignals {
+			mustQuote(t, signals, s)
+		}
 	}
+	checkEnum(t, schemaAt(t, class, "spec.amiFamily"), v1alpha1.AMIFamilyNames)
+	checkEnum(t, schemaAt(t, class, "spec.instanceStorePolicy"), []string{v1alpha1.InstanceStorePolicyRAID0})
 	alias := ruleSaying(t, class, "spec.amiSelectorTerms.alias", "family@version")
 	for _, f := range v1alpha1.AMIFamilies {
 		if !strings.Contains(alias, f) {

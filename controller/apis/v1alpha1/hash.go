@@ -61,10 +61,12 @@ func canonicalRef(ref *NodeClassReference) *NodeClassReference {
 // settings, public IP and monitoring. The selector terms are left out: what they
 // resolve to (the image, subnets and security groups) is compared with the
 // running instance by the cloud layer, so a selector rewritten to find the same
-// image replaces nothing.
+// image replaces nothing; and which reservations new nodes may use says nothing
+// about a node already running (Karpenter does not drift on it either).
 func NodeClassHash(nc *NodeClass) string {
 	s := nc.Spec.DeepCopy()
 	s.AMISelectorTerms, s.SubnetSelectorTerms, s.SecurityGroupSelectorTerms = nil, nil, nil
+	s.CapacityReservationSelectorTerms = nil
 	if len(s.Tags) == 0 {
 		s.Tags = nil
 	}

@@ -95,6 +95,7 @@ func TestNodeClassHash(t *testing.T) {
 			nc.Spec.AMISelectorTerms = []v1alpha1.AMISelectorTerm{{Name: "my-ami"}}
 			nc.Spec.SubnetSelectorTerms = []v1alpha1.SelectorTerm{{ID: "subnet-1"}}
 			nc.Spec.SecurityGroupSelectorTerms = nil
+			nc.Spec.CapacityReservationSelectorTerms = []v1alpha1.CapacityReservationSelectorTerm{{ID: "cr-1"}}
 		}, false},
 		{"status changed", func(nc *v1alpha1.NodeClass) { nc.Status.InstanceProfile = "p" }, false},
 		{"empty tags", func(nc *v1alpha1.NodeClass) { nc.Spec.Tags = map[string]string{} }, false},

@@ -24,6 +24,11 @@ const (
 	LabelInstanceLocalNVMe        = Group + "/instance-local-nvme"
 	LabelInstanceNetworkBandwidth = Group + "/instance-network-bandwidth"
 	LabelInstanceHypervisor       = Group + "/instance-hypervisor"
+	// The accelerators that are not GPUs: AWS Inferentia and Trainium, which
+	// the Neuron device plugin advertises as aws.amazon.com/neuron devices.
+	LabelInstanceAcceleratorName         = Group + "/instance-accelerator-name"
+	LabelInstanceAcceleratorManufacturer = Group + "/instance-accelerator-manufacturer"
+	LabelInstanceAcceleratorCount        = Group + "/instance-accelerator-count"
 )
 
 // Capacity types a NodePool may allow through LabelCapacityType.
@@ -111,31 +116,35 @@ var UnregisteredNoExecuteTaint = corev1.Taint{Key: TaintKeyUnregistered, Effect:
 // WellKnownLabels are the keys a NodePool may constrain without setting them as labels:
 // every instance type or offering carries a value for each.
 var WellKnownLabels = map[string]bool{
-	corev1.LabelTopologyZone:       true,
-	corev1.LabelTopologyRegion:     true,
-	corev1.LabelInstanceTypeStable: true,
-	corev1.LabelArchStable:         true,
-	corev1.LabelOSStable:           true,
-	corev1.LabelHostname:           true,
-	LabelCapacityType:              true,
-	LabelNodePool:                  true,
-	LabelInstanceCategory:          true,
-	LabelInstanceFamily:            true,
-	LabelInstanceGeneration:        true,
-	LabelInstanceSize:              true,
-	LabelInstanceCPU:               true,
-	LabelInstanceMemory:            true,
-	LabelInstanceGPUCount:          true,
-	LabelInstanceGPUName:           true,
-	LabelInstanceGPUManufacturer:   true,
-	LabelInstanceGPUMemory:         true,
-	LabelInstanceLocalNVMe:         true,
-	LabelInstanceNetworkBandwidth:  true,
-	LabelInstanceHypervisor:        true,
+	corev1.LabelTopologyZone:             true,
+	corev1.LabelTopologyRegion:           true,
+	corev1.LabelInstanceTypeStable:       true,
+	corev1.LabelArchStable:               true,
+	corev1.LabelOSStable:                 true,
+	corev1.LabelHostname:                 true,
+	LabelCapacityType:                    true,
+	LabelNodePool:                        true,
+	LabelInstanceCategory:                true,
+	LabelInstanceFamily:                  true,
+	LabelInstanceGeneration:              true,
+	LabelInstanceSize:                    true,
+	LabelInstanceCPU:                     true,
+	LabelInstanceMemory:                  true,
+	LabelInstanceGPUCount:                true,
+	LabelInstanceGPUName:                 true,
+	LabelInstanceGPUManufacturer:         true,
+	LabelInstanceGPUMemory:               true,
+	LabelInstanceLocalNVMe:               true,
+	LabelInstanceNetworkBandwidth:        true,
+	LabelInstanceHypervisor:              true,
+	LabelInstanceAcceleratorName:         true,
+	LabelInstanceAcceleratorManufacturer: true,
+	LabelInstanceAcceleratorCount:        true,
 }
 
-// RestrictedLabelDomains may not be set as NodePool labels: they belong to Kubernetes or Stowage.
-var RestrictedLabelDomains = []string{"kubernetes.io", "k8s.io", Group}
+// RestrictedLabelDomains may not be set as NodePool labels: they belong to
+// Kubernetes, Stowage or Karpenter.
+var RestrictedLabelDomains = []string{"kubernetes.io", "k8s.io", Group, KarpenterGroup, KarpenterAWSGroup}
 
 // LabelDomainExceptions are keys inside the restricted domains that a pool may still set.
 var LabelDomainExceptions = []string{"kops.k8s.io", "node.kubernetes.io", "node-restriction.kubernetes.io"}

@@ -24,12 +24,20 @@ type NodeClass struct {
 // ---
 // The CEL rules here and on the types below mirror NodeClass.Validate; keep them in step.
 // +kubebuilder:validation:XValidation:rule=`(has(self.role) && size(self.role) > 0) != has(self.instanceProfile)`,message="set exactly one of role and instanceProfile",fieldPath=".role"
+// +kubebuilder:validation:XValidation:rule=`!has(self.amiFamily) || self.amiFamily == 'Custom' || !self.amiSelectorTerms.exists(t, has(t.alias) && size(t.alias) > 0) || self.amiSelectorTerms.exists(t, has(t.alias) && t.alias.startsWith(self.amiFamily.lowerAscii() + '@'))`,message="with an alias, amiFamily must be the alias's family or Custom; remove amiFamily to use the alias's",fieldPath=".amiFamily"
 type NodeClassSpec struct {
 	// AMISelectorTerms pick the image: an alias (al2023@latest, bottlerocket@v1.20.0), tags, a name or an id.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=30
 	// +kubebuilder:validation:XValidation:rule=`size(self) == 1 || !self.exists(t, has(t.alias) && size(t.alias) > 0)`,message="a term with an alias must be the only term; remove the other terms or the alias"
 	AMISelectorTerms []AMISelectorTerm `json:"amiSelectorTerms"`
+	// AMIFamily is how nodes of images selected by id, name or tags bootstrap:
+	// AL2023 (nodeadm), Bottlerocket (TOML settings), or Custom (userData as
+	// written, nothing added). With an alias it is the alias's family; Custom
+	// when unset without one.
+	// +optional
+	// +kubebuilder:validation:Enum=AL2023;Bottlerocket;Custom
+	AMIFamily *string `json:"amiFamily,omitempty"`
 	// SubnetSelectorTerms pick the subnets (and so the zones) nodes launch into.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=30
@@ -67,6 +75,55 @@ type NodeClassSpec struct {
 	// DetailedMonitoring turns on one-minute CloudWatch metrics.
 	// +optional
 	DetailedMonitoring *bool `json:"detailedMonitoring,omitempty"`
+	// InstanceStorePolicy RAID0 joins the instance's local NVMe disks into one
+	// RAID-0 array for the kubelet and containerd: ephemeral storage is then the
+	// instance store, not the root volume, on types that have one.
+	// +optional
+	// +kubebuilder:validation:Enum=RAID0
+	InstanceStorePolicy *string `json:"instanceStorePolicy,omitempty"`
+	// CapacityReservationSelectorTerms select the On-Demand Capacity
+	// Reservations the nodes may launch into (capacity type reserved); none
+	// when empty, whatever reservations the account has.
+	// +optional
+	// +kubebuilder:validation:MaxItems=30
+	CapacityReservationSelectorTerms []CapacityReservationSelectorTerm `json:"capacityReservationSelectorTerms,omitempty"`
+}
+
+// Values of NodeClassSpec.AMIFamily.
+const (
+	AMIFamilyAL2023       = "AL2023"
+	AMIFamilyBottlerocket = "Bottlerocket"
+	AMIFamilyCustom       = "Custom"
+)
+
+// AMIFamilyNames are the values amiFamily accepts.
+var AMIFamilyNames = []string{AMIFamilyAL2023, AMIFamilyBottlerocket, AMIFamilyCustom}
+
+// InstanceStorePolicyRAID0 is the one instanceStorePolicy.
+const InstanceStorePolicyRAID0 = "RAID0"
+
+// CapacityReservationSelectorTerm selects reservations; its fields are ANDed,
+// terms are ORed.
+// +kubebuilder:validation:XValidation:rule=`(has(self.tags) && size(self.tags) > 0) || (has(self.id) && size(self.id) > 0) || (has(self.instanceMatchCriteria) && size(self.instanceMatchCriteria) > 0)`,message="each capacityReservationSelectorTerm must set tags, id or instanceMatchCriteria"
+// +kubebuilder:validation:XValidation:rule=`!(has(self.id) && size(self.id) > 0) || !((has(self.tags) && size(self.tags) > 0) || (has(self.ownerID) && size(self.ownerID) > 0) || (has(self.instanceMatchCriteria) && size(self.instanceMatchCriteria) > 0))`,message="id selects one reservation on its own; remove tags, ownerID and instanceMatchCriteria from this term",fieldPath=".id"
+type CapacityReservationSelectorTerm struct {
+	// Tags select reservations carrying every one of these tags.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=20
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, k != '' && self[k] != '')`,message="tag keys and values must not be empty; use \"*\" to match any value"
+	Tags map[string]string `json:"tags,omitempty"`
+	// ID is one reservation's id.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^cr-[0-9a-z]+$`
+	ID string `json:"id,omitempty"`
+	// OwnerID is the account that owns the reservation (one shared with this one).
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9]{12}$`
+	OwnerID string `json:"ownerID,omitempty"`
+	// InstanceMatchCriteria is open or targeted.
+	// +optional
+	// +kubebuilder:validation:Enum=open;targeted
+	InstanceMatchCriteria string `json:"instanceMatchCriteria,omitempty"`
 }
 
 // AMISelectorTerm selects images. Alias is exclusive with every other field.
@@ -179,7 +236,14 @@ type MetadataOptions struct {
 	HTTPTokens *string `json:"httpTokens,omitempty"`
 }
 
-// KubeletConfiguration holds the kubelet settings that shape a node's allocatable resources.
+// KubeletConfiguration holds the kubelet settings Stowage passes to the node's
+// bootstrap; maxPods, podsPerCore, the reservations and the eviction
+// thresholds shape its allocatable resources.
+// ---
+// The rules mirror validateKubelet; keep them in step.
+// +kubebuilder:validation:XValidation:rule=`!has(self.imageGCHighThresholdPercent) || !has(self.imageGCLowThresholdPercent) || self.imageGCHighThresholdPercent > self.imageGCLowThresholdPercent`,message="imageGCHighThresholdPercent must be above imageGCLowThresholdPercent",fieldPath=".imageGCHighThresholdPercent"
+// +kubebuilder:validation:XValidation:rule=`(has(self.evictionSoft) ? self.evictionSoft : {}).all(k, has(self.evictionSoftGracePeriod) && k in self.evictionSoftGracePeriod)`,message="each evictionSoft threshold needs a grace period in evictionSoftGracePeriod",fieldPath=".evictionSoft"
+// +kubebuilder:validation:XValidation:rule=`(has(self.evictionSoftGracePeriod) ? self.evictionSoftGracePeriod : {}).all(k, has(self.evictionSoft) && k in self.evictionSoft)`,message="each evictionSoftGracePeriod needs its threshold in evictionSoft",fieldPath=".evictionSoftGracePeriod"
 type KubeletConfiguration struct {
 	// MaxPods overrides the ENI-based pod limit.
 	// +optional
@@ -213,6 +277,37 @@ type KubeletConfiguration struct {
 	// ClusterDNS servers for pods.
 	// +optional
 	ClusterDNS []string `json:"clusterDNS,omitempty"`
+	// EvictionSoft thresholds, as evictionHard's; each needs a grace period in evictionSoftGracePeriod.
+	// ---
+	// The rules mirror EvictionSignals and validThreshold; keep them in step.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=6
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, k in ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'])`,message="evictionSoft keys must be memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, imagefs.inodesFree or pid.available"
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, self[k].endsWith('%') || (isQuantity(self[k]) && !quantity(self[k]).isLessThan(quantity('0'))))`,message="evictionSoft values must be non-negative quantities such as 100Mi, or percentages such as 10%"
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, !self[k].endsWith('%') || (!self[k].startsWith('-') && isQuantity(self[k].substring(0, size(self[k]) - 1)) && !quantity(self[k].substring(0, size(self[k]) - 1)).isGreaterThan(quantity('100'))))`,message="evictionSoft percentages must be from 0% to 100%, such as 10%"
+	EvictionSoft map[string]string `json:"evictionSoft,omitempty"`
+	// EvictionSoftGracePeriod is how long each evictionSoft threshold must hold before pods are evicted.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=6
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, k in ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'])`,message="evictionSoftGracePeriod keys must be memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, imagefs.inodesFree or pid.available"
+	EvictionSoftGracePeriod map[string]metav1.Duration `json:"evictionSoftGracePeriod,omitempty"`
+	// EvictionMaxPodGracePeriod caps, in seconds, the grace period of pods evicted on a soft threshold.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	EvictionMaxPodGracePeriod *int32 `json:"evictionMaxPodGracePeriod,omitempty"`
+	// ImageGCHighThresholdPercent is the disk usage above which image garbage collection always runs.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	ImageGCHighThresholdPercent *int32 `json:"imageGCHighThresholdPercent,omitempty"`
+	// ImageGCLowThresholdPercent is the disk usage image garbage collection frees down to; below the high one.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	ImageGCLowThresholdPercent *int32 `json:"imageGCLowThresholdPercent,omitempty"`
+	// CPUCFSQuota enforces containers' CPU limits with CFS quota (the kubelet's default, true).
+	// +optional
+	CPUCFSQuota *bool `json:"cpuCFSQuota,omitempty"`
 }
 
 // NodeClassStatus reports what the selectors resolved to.
@@ -229,6 +324,10 @@ type NodeClassStatus struct {
 	AMIs []AMI `json:"amis,omitempty"`
 	// +optional
 	InstanceProfile string `json:"instanceProfile,omitempty"`
+	// CapacityReservations are the reservations the selector terms resolved to.
+	// +optional
+	// +kubebuilder:validation:MaxItems=100
+	CapacityReservations []CapacityReservation `json:"capacityReservations,omitempty"`
 	// Conditions report whether the selectors resolved; the Ready condition is printed by kubectl.
 	// +optional
 	// +listType=map
@@ -247,6 +346,17 @@ type Subnet struct {
 type SecurityGroup struct {
 	ID   string `json:"id"`
 	Name string `json:"name,omitempty"`
+}
+
+// CapacityReservation is a resolved reservation.
+type CapacityReservation struct {
+	ID           string `json:"id"`
+	InstanceType string `json:"instanceType"`
+	Zone         string `json:"zone"`
+	// +optional
+	OwnerID string `json:"ownerID,omitempty"`
+	// +optional
+	InstanceMatchCriteria string `json:"instanceMatchCriteria,omitempty"`
 }
 
 // AMI is a resolved image with the requirements (architecture, GPU variant) it serves.

@@ -24,7 +24,7 @@ var Operators = []string{OperatorIn, OperatorNotIn, OperatorExists, OperatorDoes
 // +kubebuilder:validation:XValidation:rule=`!(self.operator in ['Exists', 'DoesNotExist']) || !has(self.values) || size(self.values) == 0`,message="Exists and DoesNotExist take no values; remove them",fieldPath=".values"
 // +kubebuilder:validation:XValidation:rule=`!(self.operator in ['Gt', 'Lt', 'Gte', 'Lte']) || (has(self.values) && size(self.values) == 1 && self.values[0].matches(r'^[0-9]+$'))`,message="Gt, Lt, Gte and Lte take exactly one non-negative integer value, e.g. [\"4\"]",fieldPath=".values"
 // +kubebuilder:validation:XValidation:rule=`self.operator != 'In' || !has(self.minValues) || (has(self.values) && size(self.values) >= self.minValues)`,message="minValues asks for more values than are listed; list more values or lower minValues",fieldPath=".minValues"
-// +kubebuilder:validation:XValidation:rule=`self.key != 'stowage.dev/capacity-type' || self.operator != 'In' || !has(self.values) || self.values.all(v, v in ['reserved', 'spot', 'on-demand'])`,message="stowage.dev/capacity-type values must be reserved, spot or on-demand",fieldPath=".values"
+// +kubebuilder:validation:XValidation:rule=`!(self.key in ['stowage.dev/capacity-type', 'karpenter.sh/capacity-type']) || self.operator != 'In' || !has(self.values) || self.values.all(v, v in ['reserved', 'spot', 'on-demand'])`,message="stowage.dev/capacity-type (and karpenter.sh/capacity-type) values must be reserved, spot or on-demand",fieldPath=".values"
 type NodeSelectorRequirementWithMinValues struct {
 	// Key is the node label the requirement applies to: a qualified name such as
 	// topology.kubernetes.io/zone or example.com/team.

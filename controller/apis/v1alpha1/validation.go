@@ -1,13 +1,17 @@
 package v1alpha1
 
 import (
+	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -45,13 +49,9 @@ func ValidateRequirement(path *field.Path, r NodeSelectorRequirementWithMinValue
 	for _, msg := range validation.IsQualifiedName(r.Key) {
 		errs = append(errs, field.Invalid(path.Child("key"), r.Key, msg))
 	}
-	if r.Key == LabelNodePool || r.Key == corev1.LabelHostname {
-		errs = append(errs, field.Forbidden(path.Child("key"), fmt.Sprintf("%s is set by Stowage and cannot be required; remove this requirement", r.Key)))
-	} else if IsRestrictedRequirementKey(r.Key) {
-		errs = append(errs, field.Forbidden(path.Child("key"), fmt.Sprintf("%s is in a domain Kubernetes or Stowage owns but is not a well-known label; use a well-known key such as %s, or your own prefix such as example.com/", r.Key, LabelInstanceFamily)))
-	}
+	errs = append(errs, validateRequirementKey(path.Child("key"), r.Key)...)
 	errs = append(errs, validateOperatorValues(path, r)...)
-	if r.Key == LabelCapacityType && r.Operator == OperatorIn {
+	if CanonicalLabelKey(r.Key) == LabelCapacityType && r.Operator == OperatorIn {
 		for j, v := range r.Values {
 			if !slices.Contains(CapacityTypes, v) {
 				errs = append(errs, field.NotSupported(path.Child("values").Index(j), v, CapacityTypes))
@@ -62,6 +62,26 @@ func ValidateRequirement(path *field.Path, r NodeSelectorRequirementWithMinValue
 		errs = append(errs, validateMinValues(path, r)...)
 	}
 	return errs
+}
+
+// validateRequirementKey refuses the keys a pool cannot constrain: the ones
+// set per node or per pool, Karpenter's that Stowage has no value for, and
+// unknown ones in the domains Kubernetes, Stowage and Karpenter own, with the
+// nearest known key.
+func validateRequirementKey(path *field.Path, key string) field.ErrorList {
+	switch {
+	case key == LabelNodePool || key == corev1.LabelHostname:
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("%s is set by Stowage and cannot be required; remove this requirement", key))}
+	case KarpenterLabelsWithoutEquivalent[key] != "":
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("%s is a Karpenter label Stowage has no value for: %s; remove this requirement", key, KarpenterLabelsWithoutEquivalent[key]))}
+	case IsRestrictedRequirementKey(key):
+		hint := fmt.Sprintf("use a well-known key such as %s, or your own prefix such as example.com/", LabelInstanceFamily)
+		if near := NearestWellKnownLabel(key); near != "" {
+			hint = fmt.Sprintf("did you mean %s?", near)
+		}
+		return field.ErrorList{field.Forbidden(path, fmt.Sprintf("%s is in a domain Kubernetes, Stowage or Karpenter owns but is not a well-known label; %s", key, hint))}
+	}
+	return nil
 }
 
 func validateOperatorValues(path *field.Path, r NodeSelectorRequirementWithMinValues) field.ErrorList {
@@ -99,8 +119,8 @@ func validateMinValues(path *field.Path, r NodeSelectorRequirementWithMinValues)
 	if *r.MinValues < 1 || *r.MinValues > 50 {
 		return field.ErrorList{field.Invalid(p, *r.MinValues, "must be between 1 and 50")}
 	}
-	if r.Operator == OperatorIn && *r.MinValues > len(r.Values) {
-		return field.ErrorList{field.Invalid(p, *r.MinValues, fmt.Sprintf("asks for %d values but only %d are listed; list more values or lower minValues", *r.MinValues, len(r.Values)))}
+	if distinct := len(slices.Compact(slices.Sorted(slices.Values(r.Values)))); r.Operator == OperatorIn && *r.MinValues > distinct {
+		return field.ErrorList{field.Invalid(p, *r.MinValues, fmt.Sprintf("asks for %d values but only %d distinct ones are listed; list more values or lower minValues", *r.MinValues, distinct))}
 	}
 	return nil
 }
@@ -121,10 +141,10 @@ func validateLabels(path *field.Path, labels map[string]string) field.ErrorList 
 	return errs
 }
 
-// IsRestrictedLabel reports whether a label key belongs to Kubernetes or Stowage and so
-// may not be set by a NodePool.
+// IsRestrictedLabel reports whether a label key belongs to Kubernetes, Stowage or
+// Karpenter and so may not be set by a NodePool.
 func IsRestrictedLabel(key string) bool {
-	if WellKnownLabels[key] {
+	if WellKnownLabels[key] || KarpenterLabelAliases[key] != "" {
 		return true
 	}
 	domain, _, found := strings.Cut(key, "/")
@@ -145,9 +165,10 @@ func IsRestrictedLabel(key string) bool {
 }
 
 // IsRestrictedRequirementKey reports whether a NodePool may not constrain key: inside
-// the domains Kubernetes and Stowage own, only the well-known labels can be required.
+// the domains Kubernetes, Stowage and Karpenter own, only the well-known labels
+// (Stowage's, and Karpenter's that stand for them) can be required.
 func IsRestrictedRequirementKey(key string) bool {
-	return !WellKnownLabels[key] && IsRestrictedLabel(key)
+	return !WellKnownLabels[key] && KarpenterLabelAliases[key] == "" && IsRestrictedLabel(key)
 }
 
 var taintEffects = []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)}
@@ -238,17 +259,39 @@ func (b BudgetNodes) Allowed(total int) int {
 	return total * b.Value / 100
 }
 
+// cronShape is the CRD's rule on a schedule's shape (RE2, as CEL's matches):
+// five fields separated by spaces or tabs.
+var cronShape = regexp.MustCompile(`^\s*\S+(\s+\S+){4}\s*$`)
+
 var cronMacros = []string{"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
 
-// ValidateCron checks the shape of a five-field cron expression or a macro.
+// ValidateCron checks a budget schedule as the disruption controller reads
+// it: a five-field cron expression in UTC or a macro, which the cron parser
+// accepts and which fires at least once in the next five years (an
+// expression such as "0 0 30 2 *" never does).
 func ValidateCron(s string) error {
-	if slices.Contains(cronMacros, s) {
-		return nil
+	if !slices.Contains(cronMacros, s) {
+		if n := len(strings.Fields(s)); n != 5 || !cronShape.MatchString(s) {
+			return fmt.Errorf("want five fields (minute hour day-of-month month day-of-week) separated by spaces, or a macro such as @daily, got %d fields", n)
+		}
 	}
-	if n := len(strings.Fields(s)); n != 5 {
-		return fmt.Errorf("want five fields (minute hour day-of-month month day-of-week) or a macro such as @daily, got %d fields", n)
+	schedule, err := ParseCron(s)
+	if err != nil {
+		return fmt.Errorf("%v; write e.g. \"0 9 * * 1-5\" (09:00 UTC on weekdays)", err)
+	}
+	if schedule.Next(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)).IsZero() {
+		return errors.New("never fires: no date matches every field (check day-of-month against month)")
 	}
 	return nil
+}
+
+// ParseCron parses a budget schedule, in UTC; the disruption controller and
+// ValidateCron share it.
+func ParseCron(s string) (cron.Schedule, error) {
+	if strings.Contains(s, "TZ=") {
+		return nil, errors.New("schedules are in UTC; remove the TZ= prefix")
+	}
+	return cron.ParseStandard("TZ=UTC " + s)
 }
 
 func validateResourceList(path *field.Path, rl corev1.ResourceList) field.ErrorList {
@@ -268,151 +311,4 @@ func sortedKeys[K ~string, V any](m map[K]V) []K {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// Validate checks a NodeClass and returns every problem, each naming its field and the fix.
-func (in *NodeClass) Validate() field.ErrorList {
-	spec := field.NewPath("spec")
-	var errs field.ErrorList
-	errs = append(errs, validateAMITerms(spec.Child("amiSelectorTerms"), in.Spec.AMISelectorTerms)...)
-	if len(in.Spec.SubnetSelectorTerms) == 0 {
-		errs = append(errs, field.Required(spec.Child("subnetSelectorTerms"), "select at least one subnet by tags or id"))
-	}
-	for i, t := range in.Spec.SubnetSelectorTerms {
-		errs = append(errs, validateTagsOrID(spec.Child("subnetSelectorTerms").Index(i), t.Tags, t.ID, "", "tags or id")...)
-	}
-	if len(in.Spec.SecurityGroupSelectorTerms) == 0 {
-		errs = append(errs, field.Required(spec.Child("securityGroupSelectorTerms"), "select at least one security group by tags, id or name"))
-	}
-	for i, t := range in.Spec.SecurityGroupSelectorTerms {
-		errs = append(errs, validateTagsOrID(spec.Child("securityGroupSelectorTerms").Index(i), t.Tags, t.ID, t.Name, "tags, id or name")...)
-	}
-	if (in.Spec.Role == "") == (in.Spec.InstanceProfile == nil) {
-		errs = append(errs, field.Invalid(spec.Child("role"), in.Spec.Role, "set exactly one of role and instanceProfile"))
-	}
-	errs = append(errs, validateMetadataOptions(spec.Child("metadataOptions"), in.Spec.MetadataOptions)...)
-	if in.Spec.Kubelet != nil {
-		errs = append(errs, validateKubelet(spec.Child("kubelet"), in.Spec.Kubelet)...)
-	}
-	return errs
-}
-
-func validateAMITerms(path *field.Path, terms []AMISelectorTerm) field.ErrorList {
-	if len(terms) == 0 {
-		return field.ErrorList{field.Required(path, "select an image, e.g. {alias: al2023@latest}")}
-	}
-	var errs field.ErrorList
-	for i, t := range terms {
-		p := path.Index(i)
-		switch {
-		case t.Alias != "" && (len(terms) > 1 || len(t.Tags) > 0 || t.ID != "" || t.Name != "" || t.Owner != ""):
-			errs = append(errs, field.Invalid(p.Child("alias"), t.Alias, "an alias must be the only term and the only field of it"))
-		case t.Alias != "":
-			errs = append(errs, validateAlias(p.Child("alias"), t.Alias)...)
-		case len(t.Tags) == 0 && t.ID == "" && t.Name == "":
-			errs = append(errs, field.Required(p, "set alias, tags, id or name"))
-		}
-		errs = append(errs, validateTagValues(p.Child("tags"), t.Tags)...)
-	}
-	return errs
-}
-
-// AMIFamilies are the image families an alias may name.
-var AMIFamilies = []string{"al2023", "bottlerocket"}
-
-func validateAlias(path *field.Path, alias string) field.ErrorList {
-	family, version, ok := strings.Cut(alias, "@")
-	if !ok || version == "" || !slices.Contains(AMIFamilies, family) {
-		return field.ErrorList{field.Invalid(path, alias, "want family@version with family al2023 or bottlerocket, e.g. al2023@latest")}
-	}
-	return nil
-}
-
-// validateTagsOrID checks a selector term; selectors lists the fields the term may set.
-func validateTagsOrID(path *field.Path, tags map[string]string, id, name, selectors string) field.ErrorList {
-	set := 0
-	for _, present := range []bool{len(tags) > 0, id != "", name != ""} {
-		if present {
-			set++
-		}
-	}
-	if set == 0 {
-		return field.ErrorList{field.Required(path, "set "+selectors)}
-	}
-	if id != "" && set > 1 {
-		return field.ErrorList{field.Invalid(path.Child("id"), id, "id selects one object on its own; remove the other fields of this term")}
-	}
-	return validateTagValues(path.Child("tags"), tags)
-}
-
-func validateTagValues(path *field.Path, tags map[string]string) field.ErrorList {
-	var errs field.ErrorList
-	for _, k := range sortedKeys(tags) {
-		if k == "" || tags[k] == "" {
-			errs = append(errs, field.Invalid(path.Key(k), tags[k], "tag keys and values must not be empty; use \"*\" to match any value"))
-		}
-	}
-	return errs
-}
-
-func validateMetadataOptions(path *field.Path, m *MetadataOptions) field.ErrorList {
-	if m == nil {
-		return nil
-	}
-	var errs field.ErrorList
-	if m.HTTPTokens != nil && !slices.Contains([]string{"required", "optional"}, *m.HTTPTokens) {
-		errs = append(errs, field.NotSupported(path.Child("httpTokens"), *m.HTTPTokens, []string{"required", "optional"}))
-	}
-	if m.HTTPPutResponseHopLimit != nil && (*m.HTTPPutResponseHopLimit < 1 || *m.HTTPPutResponseHopLimit > 64) {
-		errs = append(errs, field.Invalid(path.Child("httpPutResponseHopLimit"), *m.HTTPPutResponseHopLimit, "must be between 1 and 64"))
-	}
-	for name, v := range map[string]*string{"httpEndpoint": m.HTTPEndpoint, "httpProtocolIPv6": m.HTTPProtocolIPv6} {
-		if v != nil && *v != "enabled" && *v != "disabled" {
-			errs = append(errs, field.NotSupported(path.Child(name), *v, []string{"enabled", "disabled"}))
-		}
-	}
-	return errs
-}
-
-var reservedResources = []string{"cpu", "memory", "ephemeral-storage", "pid"}
-
-// EvictionSignals are the kubelet eviction signals evictionHard may set.
-var EvictionSignals = []string{"memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available", "imagefs.inodesFree", "pid.available"}
-
-func validateKubelet(path *field.Path, k *KubeletConfiguration) field.ErrorList {
-	var errs field.ErrorList
-	if k.MaxPods != nil && *k.MaxPods < 0 {
-		errs = append(errs, field.Invalid(path.Child("maxPods"), *k.MaxPods, "must not be negative; leave it unset to use the ENI limit"))
-	}
-	if k.PodsPerCore != nil && *k.PodsPerCore < 0 {
-		errs = append(errs, field.Invalid(path.Child("podsPerCore"), *k.PodsPerCore, "must not be negative; 0 or unset means no per-core cap"))
-	}
-	for name, m := range map[string]map[string]string{"kubeReserved": k.KubeReserved, "systemReserved": k.SystemReserved} {
-		for _, key := range sortedKeys(m) {
-			p := path.Child(name).Key(key)
-			if !slices.Contains(reservedResources, key) {
-				errs = append(errs, field.NotSupported(p, key, reservedResources))
-			} else if q, err := resource.ParseQuantity(m[key]); err != nil || q.Sign() < 0 {
-				errs = append(errs, field.Invalid(p, m[key], "want a non-negative quantity such as 100m or 1Gi"))
-			}
-		}
-	}
-	for _, key := range sortedKeys(k.EvictionHard) {
-		p := path.Child("evictionHard").Key(key)
-		if !slices.Contains(EvictionSignals, key) {
-			errs = append(errs, field.NotSupported(p, key, EvictionSignals))
-		} else if !validThreshold(k.EvictionHard[key]) {
-			errs = append(errs, field.Invalid(p, k.EvictionHard[key], "want a quantity such as 100Mi or a percentage such as 10%"))
-		}
-	}
-	return errs
-}
-
-func validThreshold(v string) bool {
-	if pct, ok := strings.CutSuffix(v, "%"); ok {
-		f, err := strconv.ParseFloat(pct, 64)
-		return err == nil && f >= 0 && f <= 100
-	}
-	q, err := resource.ParseQuantity(v)
-	return err == nil && q.Sign() >= 0
 }

@@ -61,7 +61,12 @@ func validNodeClass() *v1alpha1.NodeClass {
 				KubeReserved:   map[string]string{"cpu": "100m", "memory": "1Gi", "ephemeral-storage": "1Gi", "pid": "1000"},
 				SystemReserved: map[string]string{"memory": "0"},
 				EvictionHard:   map[string]string{"memory.available": "5%", "nodefs.available": "10%", "imagefs.available": "2Gi"},
+				EvictionSoft:   map[string]string{"memory.available": "10%"}, EvictionSoftGracePeriod: map[string]metav1.Duration{"memory.available": {Duration: 90e9}},
+				EvictionMaxPodGracePeriod: ptr.To[int32](60), ImageGCHighThresholdPercent: ptr.To[int32](85), ImageGCLowThresholdPercent: ptr.To[int32](80),
+				CPUCFSQuota: ptr.To(true),
 			},
+			InstanceStorePolicy:              ptr.To("RAID0"),
+			CapacityReservationSelectorTerms: []v1alpha1.CapacityReservationSelectorTerm{{ID: "cr-0123abcd"}, {Tags: map[string]string{"team": "ml"}, OwnerID: "123456789012", InstanceMatchCriteria: "targeted"}},
 		},
 	}
 }
@@ -112,11 +117,50 @@ func TestValidObjectsPass(t *testing.T) {
 	if errs := nc.Validate(); len(errs) != 0 {
 		t.Errorf("NodeClass with an instance profile and AMI tags, id and name: %v", errs)
 	}
+	for _, family := range v1alpha1.AMIFamilyNames {
+		nc.Spec.AMIFamily = ptr.To(family)
+		if errs := nc.Validate(); len(errs) != 0 {
+			t.Errorf("NodeClass with images by id and amiFamily %s: %v", family, errs)
+		}
+	}
+	nc = validNodeClass()
+	for _, family := range []string{v1alpha1.AMIFamilyAL2023, v1alpha1.AMIFamilyCustom} {
+		nc.Spec.AMIFamily = ptr.To(family)
+		if errs := nc.Validate(); len(errs) != 0 {
+			t.Errorf("NodeClass with alias al2023@latest and amiFamily %s: %v", family, errs)
+		}
+	}
 }
 
 func requirement(key, op string, values ...string) func(*v1alpha1.NodePool) {
 	return func(np *v1alpha1.NodePool) {
 		np.Spec.Template.Spec.Requirements = []v1alpha1.NodeSelectorRequirementWithMinValues{{Key: key, Operator: op, Values: values}}
+	}
+}
+
+func TestKarpenterKeysAreUnderstoodInRequirements(t *testing.T) {
+	for key := range v1alpha1.KarpenterLabelAliases {
+		np := validNodePool()
+		requirement(key, "Exists")(np)
+		if errs := np.Validate(); len(errs) != 0 {
+			t.Errorf("requirement on %s: %v", key, errs.ToAggregate())
+		}
+		if stowage := v1alpha1.CanonicalLabelKey(key); !v1alpha1.WellKnownLabels[stowage] {
+			t.Errorf("%s stands for %s, which is not a well-known label", key, stowage)
+		}
+		if l := v1alpha1.KarpenterSelectorLabels(map[string]string{v1alpha1.CanonicalLabelKey(key): "x"}); l[key] != "x" || len(l) != 1 {
+			t.Errorf("a node labelled %s=x gets the Karpenter labels %v, want %s=x", v1alpha1.CanonicalLabelKey(key), l, key)
+		}
+	}
+	for _, marker := range []string{v1alpha1.KarpenterLabelNodePool, v1alpha1.KarpenterLabelRegistered, v1alpha1.KarpenterLabelInitialized, v1alpha1.KarpenterLabelNodeClass} {
+		all := map[string]string{}
+		for k := range v1alpha1.WellKnownLabels {
+			all[k] = "x"
+		}
+		all[v1alpha1.LabelNodePool], all["stowage.dev/registered"] = "web", "true"
+		if _, ok := v1alpha1.KarpenterSelectorLabels(all)[marker]; ok {
+			t.Errorf("the Karpenter labels of a Stowage node include Karpenter's ownership marker %s", marker)
+		}
 	}
 }
 
@@ -143,6 +187,18 @@ func TestNodePoolValidation(t *testing.T) {
 		{"requirement on the nodepool label", requirement(v1alpha1.LabelNodePool, "In", "web"),
 			wantError{reqs + ".key", []string{"set by Stowage", "remove this requirement"}}},
 		{"requirement on the hostname", requirement(corev1.LabelHostname, "Exists"), wantError{reqs + ".key", []string{"remove this requirement"}}},
+		{"requirement on Karpenter's nodepool label", requirement("karpenter.sh/nodepool", "In", "default"),
+			wantError{reqs + ".key", []string{"karpenter.sh/nodepool is a Karpenter label Stowage has no value for", "remove this requirement"}}},
+		{"requirement on a Karpenter label without an equivalent", requirement("karpenter.k8s.aws/instance-cpu-manufacturer", "In", "intel"),
+			wantError{reqs + ".key", []string{"catalogue does not record the CPU manufacturer", "remove this requirement"}}},
+		{"unknown Karpenter key with a typo", requirement("karpenter.k8s.aws/instance-famly", "In", "c6i"),
+			wantError{reqs + ".key", []string{"not a well-known label", "did you mean stowage.dev/instance-family?"}}},
+		{"Stowage's name under Karpenter's other domain", requirement("karpenter.sh/instance-family", "In", "c6i"),
+			wantError{reqs + ".key", []string{"did you mean stowage.dev/instance-family?"}}},
+		{"unknown Stowage key with a typo", requirement("stowage.dev/instance-gpu-cont", "Gt", "0"),
+			wantError{reqs + ".key", []string{"did you mean stowage.dev/instance-gpu-count?"}}},
+		{"unknown Karpenter capacity type", requirement("karpenter.sh/capacity-type", "In", "preemptible"),
+			wantError{reqs + ".values[0]", []string{`"preemptible"`, `"reserved", "spot", "on-demand"`}}},
 		{"unknown operator", requirement(v1alpha1.LabelInstanceFamily, "Within", "c6i"),
 			wantError{reqs + ".operator", []string{`"Within"`, `supported values: "In", "NotIn"`}}},
 		{"In without values", requirement(v1alpha1.LabelInstanceFamily, "In"), wantError{reqs + ".values", []string{"at least one value", "use Exists"}}},
@@ -158,7 +214,7 @@ func TestNodePoolValidation(t *testing.T) {
 		{"minValues 0", withMinValues(0, "c6i", "m6i"), wantError{reqs + ".minValues", []string{"between 1 and 50"}}},
 		{"minValues 51", withMinValues(51, "c6i"), wantError{reqs + ".minValues", []string{"between 1 and 50"}}},
 		{"minValues above the values listed", withMinValues(3, "c6i", "m6i"),
-			wantError{reqs + ".minValues", []string{"only 2 are listed", "list more values or lower minValues"}}},
+			wantError{reqs + ".minValues", []string{"only 2 distinct ones are listed", "list more values or lower minValues"}}},
 		{"label in the kubernetes.io domain", label("kubernetes.io/arch", "amd64"),
 			wantError{"spec.template.metadata.labels[kubernetes.io/arch]", []string{"use your own prefix"}}},
 		{"label under a kubernetes.io subdomain", label("topology.kubernetes.io/zone", "us-east-1a"),
@@ -192,6 +248,12 @@ func TestNodePoolValidation(t *testing.T) {
 			wantError{"spec.disruption.budgets[0]", []string{"schedule and duration go together", "set both or neither"}}},
 		{"budget duration without schedule", budget(v1alpha1.Budget{Nodes: "1", Duration: &metav1.Duration{Duration: 3600e9}}),
 			wantError{"spec.disruption.budgets[0]", []string{"set both or neither"}}},
+		{"budget schedule that never fires", budget(v1alpha1.Budget{Nodes: "1", Schedule: ptr.To("0 0 30 2 *"), Duration: &metav1.Duration{Duration: 3600e9}}),
+			wantError{"spec.disruption.budgets[0].schedule", []string{"never fires"}}},
+		{"budget schedule out of range", budget(v1alpha1.Budget{Nodes: "1", Schedule: ptr.To("61 * * * *"), Duration: &metav1.Duration{Duration: 3600e9}}),
+			wantError{"spec.disruption.budgets[0].schedule", []string{"above maximum (59)", "0 9 * * 1-5"}}},
+		{"budget schedule with an interval", budget(v1alpha1.Budget{Nodes: "1", Schedule: ptr.To("@every 5m"), Duration: &metav1.Duration{Duration: 3600e9}}),
+			wantError{"spec.disruption.budgets[0].schedule", []string{"five fields"}}},
 		{"budget schedule with four fields", budget(v1alpha1.Budget{Nodes: "1", Schedule: ptr.To("0 9 * *"), Duration: &metav1.Duration{Duration: 3600e9}}),
 			wantError{"spec.disruption.budgets[0].schedule", []string{"five fields", "@daily", "got 4"}}},
 		{"budget schedule an unknown macro", budget(v1alpha1.Budget{Nodes: "1", Schedule: ptr.To("@fortnightly"), Duration: &metav1.Duration{Duration: 3600e9}}),
@@ -226,6 +288,12 @@ func TestNodePoolValidationReportsEveryProblem(t *testing.T) {
 		if !got[f] {
 			t.Errorf("no error on %s; got %v", f, got)
 		}
+	}
+}
+
+func reservation(term v1alpha1.CapacityReservationSelectorTerm) func(*v1alpha1.NodeClass) {
+	return func(nc *v1alpha1.NodeClass) {
+		nc.Spec.CapacityReservationSelectorTerms = []v1alpha1.CapacityReservationSelectorTerm{term}
 	}
 }
 
@@ -279,6 +347,34 @@ func TestNodeClassValidation(t *testing.T) {
 			wantError{"spec.securityGroupSelectorTerms[0].id", []string{"remove the other fields"}}},
 		{"security group tag with an empty value", sg(v1alpha1.SecurityGroupSelectorTerm{Tags: map[string]string{"team": ""}}),
 			wantError{"spec.securityGroupSelectorTerms[0].tags[team]", []string{`use "*"`}}},
+		{"amiFamily other than the alias's", func(nc *v1alpha1.NodeClass) { nc.Spec.AMIFamily = ptr.To("Bottlerocket") },
+			wantError{"spec.amiFamily", []string{"the alias's family or Custom", "al2023@latest"}}},
+		{"amiFamily AL2", func(nc *v1alpha1.NodeClass) { nc.Spec.AMIFamily = ptr.To("AL2") },
+			wantError{"spec.amiFamily", []string{`"AL2"`, `"AL2023", "Bottlerocket", "Custom"`}}},
+		{"instance store policy other than RAID0", func(nc *v1alpha1.NodeClass) { nc.Spec.InstanceStorePolicy = ptr.To("RAID1") },
+			wantError{"spec.instanceStorePolicy", []string{`"RAID1"`, `"RAID0"`}}},
+		{"empty reservation term", reservation(v1alpha1.CapacityReservationSelectorTerm{OwnerID: "123456789012"}),
+			wantError{"spec.capacityReservationSelectorTerms[0]", []string{"set tags, id or instanceMatchCriteria"}}},
+		{"reservation id beside tags", reservation(v1alpha1.CapacityReservationSelectorTerm{ID: "cr-0abc", Tags: map[string]string{"a": "b"}}),
+			wantError{"spec.capacityReservationSelectorTerms[0].id", []string{"on its own"}}},
+		{"reservation id malformed", reservation(v1alpha1.CapacityReservationSelectorTerm{ID: "res-1"}),
+			wantError{"spec.capacityReservationSelectorTerms[0].id", []string{"cr-0123456789abcdef0"}}},
+		{"reservation owner malformed", reservation(v1alpha1.CapacityReservationSelectorTerm{InstanceMatchCriteria: "open", OwnerID: "acme"}),
+			wantError{"spec.capacityReservationSelectorTerms[0].ownerID", []string{"12-digit"}}},
+		{"reservation match criteria unknown", reservation(v1alpha1.CapacityReservationSelectorTerm{InstanceMatchCriteria: "any"}),
+			wantError{"spec.capacityReservationSelectorTerms[0].instanceMatchCriteria", []string{`"open", "targeted"`}}},
+		{"evictionSoft without a grace period", kubelet(func(k *v1alpha1.KubeletConfiguration) { k.EvictionSoft["nodefs.available"] = "15%" }),
+			wantError{"spec.kubelet.evictionSoft[nodefs.available]", []string{"needs a grace period"}}},
+		{"grace period without evictionSoft", kubelet(func(k *v1alpha1.KubeletConfiguration) {
+			k.EvictionSoftGracePeriod["pid.available"] = metav1.Duration{Duration: 1e9}
+		}),
+			wantError{"spec.kubelet.evictionSoftGracePeriod[pid.available]", []string{"needs its threshold in evictionSoft"}}},
+		{"image GC high below low", kubelet(func(k *v1alpha1.KubeletConfiguration) { k.ImageGCHighThresholdPercent = ptr.To[int32](70) }),
+			wantError{"spec.kubelet.imageGCHighThresholdPercent", []string{"above imageGCLowThresholdPercent (80)"}}},
+		{"image GC percent above 100", kubelet(func(k *v1alpha1.KubeletConfiguration) {
+			k.ImageGCLowThresholdPercent, k.ImageGCHighThresholdPercent = nil, ptr.To[int32](101)
+		}),
+			wantError{"spec.kubelet.imageGCHighThresholdPercent", []string{"between 0 and 100"}}},
 		{"role and instance profile", func(nc *v1alpha1.NodeClass) { nc.Spec.InstanceProfile = ptr.To("profile") },
 			wantError{"spec.role", []string{"set exactly one of role and instanceProfile"}}},
 		{"neither role nor instance profile", func(nc *v1alpha1.NodeClass) { nc.Spec.Role = "" },
@@ -333,7 +429,11 @@ func TestIsRestrictedLabel(t *testing.T) {
 		"example.com/team":                          false,
 		"team":                                      false,
 		"notkubernetes.io/x":                        false,
-		"karpenter.sh/nodepool":                     false,
+		"karpenter.sh/nodepool":                     true, // Karpenter's marker: a pool setting it would hand its nodes to Karpenter
+		"karpenter.sh/capacity-type":                true,
+		"karpenter.k8s.aws/instance-family":         true,
+		"karpenter.k8s.aws/anything":                true,
+		"team.karpenter.sh/x":                       true,
 		"kubernetes.io.example.com/x":               false,
 		"sub.node-restriction.kubernetes.io/tenant": false,
 	} {

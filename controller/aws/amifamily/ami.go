@@ -43,8 +43,13 @@ func NewProvider(ssmAPI sdk.SSMAPI, ec2API sdk.EC2API, k8sVersion string) *Provi
 	return &Provider{ssm: ssmAPI, ec2: ec2API, k8sVersion: k8sVersion}
 }
 
-// Family returns the AMI family of a NodeClass: its alias's, or custom.
+// Family returns how a NodeClass's nodes bootstrap: its amiFamily when set
+// (Custom, or the family of images selected by id, name or tags), else its
+// alias's family, else custom.
 func Family(nc *v1alpha1.NodeClass) string {
+	if f := nc.Spec.AMIFamily; f != nil {
+		return strings.ToLower(*f)
+	}
 	for _, t := range nc.Spec.AMISelectorTerms {
 		if f, _, ok := strings.Cut(t.Alias, "@"); ok {
 			return f

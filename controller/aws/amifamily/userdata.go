@@ -27,6 +27,9 @@ type Bootstrap struct {
 	Labels     map[string]string
 	Taints     []corev1.Taint
 	CustomData *string
+	// InstanceStoreRAID0 puts the kubelet's and containerd's state on the
+	// instance store's disks in RAID 0.
+	InstanceStoreRAID0 bool
 }
 
 // UserData renders the base64 user data of a family.
@@ -48,18 +51,25 @@ func UserData(family string, b Bootstrap) string {
 const mimeBoundary = "//"
 
 // AL2023 renders a MIME multi-part document with a nodeadm NodeConfig, after the
-// NodeClass's own part when it has one.
+// NodeClass's own parts: each part of its user data when that is a MIME
+// multi-part document (a NodeConfig of its own, which nodeadm merges, and
+// scripts), else the whole as one shell script.
 func AL2023(b Bootstrap) string {
 	var sb strings.Builder
 	sb.WriteString("MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"" + mimeBoundary + "\"\n\n")
 	if b.CustomData != nil && *b.CustomData != "" {
-		sb.WriteString("--" + mimeBoundary + "\nContent-Type: text/x-shellscript; charset=\"us-ascii\"\n\n")
-		sb.WriteString(strings.TrimSpace(*b.CustomData) + "\n\n")
+		for _, p := range customParts(*b.CustomData) {
+			sb.WriteString("--" + mimeBoundary + "\nContent-Type: " + p.contentType + "\n\n")
+			sb.WriteString(strings.TrimSpace(p.body) + "\n\n")
+		}
 	}
 	sb.WriteString("--" + mimeBoundary + "\nContent-Type: application/node.eks.aws\n\n")
 	sb.WriteString("apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  cluster:\n")
 	fmt.Fprintf(&sb, "    name: %s\n    apiServerEndpoint: %s\n    certificateAuthority: %s\n    cidr: %s\n",
 		b.Cluster.Name, b.Cluster.Endpoint, b.Cluster.CABundle, b.Cluster.CIDR)
+	if b.InstanceStoreRAID0 {
+		sb.WriteString("  instance:\n    localStorage:\n      strategy: RAID0\n")
+	}
 	sb.WriteString("  kubelet:\n    config:\n")
 	writeKubeletYAML(&sb, b.Kubelet)
 	sb.WriteString("    flags:\n")
@@ -85,10 +95,16 @@ func writeKubeletYAML(sb *strings.Builder, k *v1alpha1.KubeletConfiguration) {
 	if len(k.ClusterDNS) > 0 {
 		fmt.Fprintf(sb, "      clusterDNS: [%s]\n", strings.Join(k.ClusterDNS, ", "))
 	}
+	writeInts(sb, "      %s: %d\n", []namedInt{{"evictionMaxPodGracePeriod", k.EvictionMaxPodGracePeriod},
+		{"imageGCHighThresholdPercent", k.ImageGCHighThresholdPercent}, {"imageGCLowThresholdPercent", k.ImageGCLowThresholdPercent}})
+	if k.CPUCFSQuota != nil {
+		fmt.Fprintf(sb, "      cpuCFSQuota: %t\n", *k.CPUCFSQuota)
+	}
 	for _, m := range []struct {
 		name   string
 		values map[string]string
-	}{{"kubeReserved", k.KubeReserved}, {"systemReserved", k.SystemReserved}, {"evictionHard", k.EvictionHard}} {
+	}{{"kubeReserved", k.KubeReserved}, {"systemReserved", k.SystemReserved}, {"evictionHard", k.EvictionHard},
+		{"evictionSoft", k.EvictionSoft}, {"evictionSoftGracePeriod", durations(k.EvictionSoftGracePeriod)}} {
 		if len(m.values) == 0 {
 			continue
 		}
@@ -116,11 +132,15 @@ func Bottlerocket(b Bootstrap) string {
 		if len(k.ClusterDNS) > 0 {
 			fmt.Fprintf(&sb, "cluster-dns-ip = %q\n", k.ClusterDNS[0])
 		}
-		writeTOMLTable(&sb, "settings.kubernetes.kube-reserved", k.KubeReserved)
-		writeTOMLTable(&sb, "settings.kubernetes.system-reserved", k.SystemReserved)
-		writeTOMLTable(&sb, "settings.kubernetes.eviction-hard", k.EvictionHard)
+		writeBottlerocketKubelet(&sb, k)
 	}
 	writeTOMLTable(&sb, "settings.kubernetes.node-labels", b.Labels)
+	if b.InstanceStoreRAID0 {
+		sb.WriteString("\n[settings.bootstrap-commands.k8s-ephemeral-storage]\n")
+		sb.WriteString("commands = [[\"apiclient\", \"ephemeral-storage\", \"init\"], " +
+			"[\"apiclient\", \"ephemeral-storage\", \"bind\", \"--dirs\", \"/var/lib/containerd\", \"/var/lib/kubelet\", \"/var/log/pods\"]]\n")
+		sb.WriteString("mode = \"always\"\nessential = true\n")
+	}
 	if len(b.Taints) > 0 {
 		sb.WriteString("\n[settings.kubernetes.node-taints]\n")
 		for _, t := range b.Taints {

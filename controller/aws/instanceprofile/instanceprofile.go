@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -40,7 +41,9 @@ func (p *Provider) Existing(ctx context.Context, name string) (string, error) {
 	return name, nil
 }
 
-// ForRole returns the managed profile for role, creating it and adding the role when missing.
+// ForRole returns the managed profile for role, creating it and adding the
+// role when missing; with a read-only client (a dry run) it names the
+// profile it would create.
 func (p *Provider) ForRole(ctx context.Context, role string) (string, error) {
 	name := p.Name(role)
 	out, err := p.iam.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(name)})
@@ -54,7 +57,9 @@ func (p *Provider) ForRole(ctx context.Context, role string) (string, error) {
 			InstanceProfileName: aws.String(name),
 			Tags: []iamtypes.Tag{{Key: aws.String("kubernetes.io/cluster/" + p.cluster), Value: aws.String("owned")},
 				{Key: aws.String("stowage.dev/role"), Value: aws.String(role)}},
-		}); err != nil && awserrors.Code(err) != "EntityAlreadyExists" {
+		}); errors.Is(err, sdk.ErrDryRun) {
+			return name, nil
+		} else if err != nil && awserrors.Code(err) != "EntityAlreadyExists" {
 			return "", fmt.Errorf("creating instance profile %s: %w", name, err)
 		}
 	default:
@@ -62,7 +67,9 @@ func (p *Provider) ForRole(ctx context.Context, role string) (string, error) {
 	}
 	if _, err := p.iam.AddRoleToInstanceProfile(ctx, &iam.AddRoleToInstanceProfileInput{
 		InstanceProfileName: aws.String(name), RoleName: aws.String(role),
-	}); err != nil && awserrors.Code(err) != "LimitExceeded" {
+	}); errors.Is(err, sdk.ErrDryRun) {
+		return name, nil
+	} else if err != nil && awserrors.Code(err) != "LimitExceeded" {
 		return "", fmt.Errorf("adding role %s to instance profile %s: %w", role, name, err)
 	}
 	return name, nil

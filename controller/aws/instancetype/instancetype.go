@@ -31,6 +31,11 @@ type Query struct {
 	Kubelet *v1alpha1.KubeletConfiguration
 	// RootVolumeGiB sizes ephemeral storage; the catalogue default when zero.
 	RootVolumeGiB int64
+	// InstanceStoreRAID0 puts ephemeral storage on the instance store.
+	InstanceStoreRAID0 bool
+	// Reservations are the ids of the capacity reservations the NodeClass
+	// selects: the only ones it gets reserved offerings for.
+	Reservations []string
 }
 
 func (q Query) key() string {
@@ -135,7 +140,7 @@ func (p *Provider) expired(b *builtList) bool {
 
 func (p *Provider) build(q Query) []*cloudprovider.InstanceType {
 	d := p.cur.Load()
-	opts := catalogue.Options{Region: p.region, Zones: q.Zones, Kubelet: q.Kubelet, RootVolumeGiB: q.RootVolumeGiB}
+	opts := catalogue.Options{Region: p.region, Zones: q.Zones, Kubelet: q.Kubelet, RootVolumeGiB: q.RootVolumeGiB, InstanceStoreRAID0: q.InstanceStoreRAID0}
 	out := make([]*cloudprovider.InstanceType, 0, len(d.infos))
 	for _, info := range d.infos {
 		od, ok := p.prices.OnDemand(info.Name)
@@ -143,7 +148,7 @@ func (p *Provider) build(q Query) []*cloudprovider.InstanceType {
 			continue // a type with no price cannot be compared, so it is never launched
 		}
 		info.OnDemandPrice = od
-		ofs := p.offerings(info, d.zones[info.Name], q.Zones)
+		ofs := p.offerings(info, d.zones[info.Name], q)
 		if len(ofs) == 0 {
 			continue
 		}
@@ -152,9 +157,9 @@ func (p *Provider) build(q Query) []*cloudprovider.InstanceType {
 	return out
 }
 
-func (p *Provider) offerings(info catalogue.Info, typeZones, classZones []string) cloudprovider.Offerings {
-	ofs := p.reserved(info.Name, classZones)
-	for _, zone := range classZones {
+func (p *Provider) offerings(info catalogue.Info, typeZones []string, q Query) cloudprovider.Offerings {
+	ofs := p.reserved(info.Name, q)
+	for _, zone := range q.Zones {
 		if !slices.Contains(typeZones, zone) {
 			continue
 		}
@@ -166,13 +171,14 @@ func (p *Provider) offerings(info catalogue.Info, typeZones, classZones []string
 	return ofs
 }
 
-// reserved lists one offering per capacity reservation of the type in the
-// class's zones. Its price is 0: a reservation is paid for whether or not an
-// instance runs in it, so launching into it costs nothing more.
-func (p *Provider) reserved(name string, classZones []string) cloudprovider.Offerings {
+// reserved lists one offering per capacity reservation of the type that the
+// class selects, in its zones. Its price is 0: a reservation is paid for
+// whether or not an instance runs in it, so launching into it costs nothing
+// more.
+func (p *Provider) reserved(name string, q Query) cloudprovider.Offerings {
 	var ofs cloudprovider.Offerings
 	for _, r := range p.reservations.ForType(name) {
-		if !slices.Contains(classZones, r.Zone) {
+		if !slices.Contains(q.Zones, r.Zone) || !slices.Contains(q.Reservations, r.ID) {
 			continue
 		}
 		o := p.offering(name, r.Zone, v1alpha1.CapacityTypeReserved, 0)

@@ -1,5 +1,7 @@
 // Command stowage is Stowage's one binary: `run` is the in-cluster controller;
-// `schedule` answers what Stowage would decide on a snapshot of a cluster.
+// `schedule` answers what Stowage would decide on a snapshot of a cluster;
+// `simulate` replays a scenario; `import karpenter` converts Karpenter's
+// NodePools and EC2NodeClasses.
 package main
 
 import (
@@ -14,6 +16,7 @@ commands:
   run        run the controller in the cluster (flags: stowage run -h)
   simulate   replay a scenario on a virtual clock, optionally beside Cluster Autoscaler
   schedule   decide where pending pods go and which nodes to launch, from a snapshot file
+  import     convert Karpenter v1 NodePools and EC2NodeClasses: stowage import karpenter FILE...
 `
 
 func main() {
@@ -32,6 +35,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runSchedule(args[1:], stdout, stderr)
 	case "simulate":
 		return runSimulate(args[1:], stdout, stderr)
+	case "import":
+		return runImport(args[1:], os.Stdin, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

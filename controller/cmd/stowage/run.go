@@ -89,7 +89,8 @@ func startController(ctx context.Context, o *options.Options, log hclog.Logger) 
 	log.Info("starting", "cluster", o.ClusterName, "region", o.Region, "kubernetes_version", version)
 	newCloud := func(mgr manager.Manager) (cloudprovider.CloudProvider, error) {
 		return aws.New(clients, operator.NodeClasses{Reader: mgr.GetClient()}, aws.Options{
-			Cluster: cluster, Region: o.Region, KubernetesVersion: version, Logger: log,
+			Cluster: cluster, Region: o.Region, KubernetesVersion: version, Logger: log, NoKarpenterLabels: !o.KarpenterLabels,
+			DryRun: o.DryRun,
 		}), nil
 	}
 	return operator.Run(ctx, cfg, o, newCloud, log)

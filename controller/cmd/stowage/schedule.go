@@ -15,6 +15,7 @@ import (
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/catalogue"
+	"github.com/stowage-dev/stowage/controller/manifest"
 	"github.com/stowage-dev/stowage/controller/options"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/snapshotfile"
@@ -24,6 +25,7 @@ type scheduleFlags struct {
 	snapshot, catalogue string
 	json                bool
 	preferences         scheduler.PreferencePolicy
+	karpenterLabels     bool
 	unavailable         offeringList
 }
 
@@ -52,10 +54,11 @@ func runSchedule(args []string, stdout, stderr io.Writer) int {
 	var f scheduleFlags
 	fs := flag.NewFlagSet("schedule", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.snapshot, "snapshot", "", "multi-document YAML of Pods, Nodes, DaemonSets, PVCs, PVs, StorageClasses, NodePools, NodeClasses, NodeClaims (required)")
+	fs.StringVar(&f.snapshot, "snapshot", "", "multi-document YAML of Pods, Nodes, DaemonSets, PVCs, PVs, StorageClasses, NodePools, NodeClasses, NodeClaims, and Karpenter's NodePools, EC2NodeClasses and NodeClaims (required)")
 	fs.StringVar(&f.catalogue, "catalogue", "", "instance catalogue CSV in the built-in format (default: the built-in catalogue)")
 	fs.BoolVar(&f.json, "json", false, "print the decision as JSON (schema in docs/guides/schedule.md)")
 	checkPreferences := options.PreferenceFlags(fs, &f.preferences, true, stderr)
+	fs.BoolVar(&f.karpenterLabels, "karpenter-labels", true, "as stowage run's flag: new nodes carry Karpenter's selector labels, so pods' Karpenter keys read as Stowage's")
 	fs.Var(&f.unavailable, "unavailable", "mark an offering short of capacity, TYPE:ZONE[:CAPACITY-TYPE] (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -68,12 +71,12 @@ func runSchedule(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "stowage schedule: --snapshot is required: name a YAML file, e.g. --snapshot examples/2am-spike/snapshot.yaml")
 		return 2
 	}
-	snap, err := loadSnapshot(f)
+	snap, err := loadSnapshot(f, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "stowage schedule: %v\n", err)
 		return 1
 	}
-	results := scheduler.Solve(snap, scheduler.Options{Preferences: f.preferences})
+	results := scheduler.Solve(snap, scheduler.Options{Preferences: f.preferences, NoKarpenterLabels: !f.karpenterLabels})
 	if f.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -87,7 +90,7 @@ func runSchedule(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func loadSnapshot(f scheduleFlags) (*scheduler.Snapshot, error) {
+func loadSnapshot(f scheduleFlags, stderr io.Writer) (*scheduler.Snapshot, error) {
 	infos := catalogue.Builtin()
 	if f.catalogue != "" {
 		data, err := os.ReadFile(f.catalogue)
@@ -105,8 +108,9 @@ func loadSnapshot(f scheduleFlags) (*scheduler.Snapshot, error) {
 	defer file.Close()
 	objs, err := snapshotfile.Read(file)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", f.snapshot, err)
+		return nil, fileError(f.snapshot, err)
 	}
+	printWarnings(stderr, f.snapshot, objs.Warnings)
 	snap := objs.Snapshot(snapshotfile.Options{Infos: infos, Defaults: catalogue.DefaultOptions(), Unavailable: f.unavailable})
 	for _, u := range f.unavailable {
 		if !offered(snap, u) {
@@ -114,6 +118,16 @@ func loadSnapshot(f scheduleFlags) (*scheduler.Snapshot, error) {
 		}
 	}
 	return snap, nil
+}
+
+// fileError names the file in err: on every line-numbered error it holds
+// ("FILE:LINE: ..."), or before it.
+func fileError(name string, err error) error {
+	var me *manifest.Error
+	if errors.As(err, &me) {
+		return manifest.InFile(name, err)
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 // offered reports whether some pool's instance types have an offering u names, so

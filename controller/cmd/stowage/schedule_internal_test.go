@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -384,6 +385,8 @@ func TestScheduleRefusesBadInput(t *testing.T) {
 		"m6i.large,m6i,m,6,large,amd64,two,8192,,,,,,,,,781,nitro,3,10,29,0.096000"}, "\n")+"\n")
 	unknownField := writeFile(t, "field.yaml", strings.Replace(mixedSnapshot, "metadata: {name: small, namespace: web}", "metadata: {name: small, namespace: web, labelz: {}}", 1))
 	invalid := writeFile(t, "invalid.yaml", strings.Replace(mixedSnapshot, "operator: In", "operator: Within", 1))
+	empty := writeFile(t, "empty.yaml", "# kubectl printed nothing\n---\n")
+	negative := writeFile(t, "negative.yaml", strings.Replace(mixedSnapshot, `requests: {cpu: "1",`, `requests: {cpu: "-1",`, 1))
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -410,9 +413,12 @@ func TestScheduleRefusesBadInput(t *testing.T) {
 		{"catalogue with a bad header", []string{"schedule", "--snapshot", example, "--catalogue", badCatalogue}, 1, []string{"--catalogue " + badCatalogue, "line 1", "wrong number of fields"}},
 		{"catalogue with a bad row", []string{"schedule", "--snapshot", example, "--catalogue", badRow}, 1, []string{"--catalogue " + badRow, "line 2", "column vcpu"}},
 		{"snapshot with an unknown field", []string{"schedule", "--snapshot", unknownField}, 1,
-			[]string{unknownField, "document 3", "Pod web/small", `unknown field "labelz"`}},
+			[]string{unknownField + ":" + strconv.Itoa(lineOf(mixedSnapshot, "metadata: {name: small, namespace: web}")) + ": Pod web/small: metadata.labelz:", `unknown field "labelz"`}},
 		{"snapshot with an invalid pool", []string{"schedule", "--snapshot", invalid}, 1,
-			[]string{invalid, "document 1", "NodePool web", "spec.template.spec.requirements[0].operator", `"Within"`}},
+			[]string{invalid + ":" + strconv.Itoa(lineOf(mixedSnapshot, "operator: In")) + ": NodePool web: spec.template.spec.requirements[0].operator:", `"Within"`}},
+		{"empty snapshot", []string{"schedule", "--snapshot", empty}, 1, []string{empty + ": the snapshot holds no objects"}},
+		{"snapshot with a negative request", []string{"schedule", "--snapshot", negative}, 1,
+			[]string{negative + ":" + strconv.Itoa(lineOf(mixedSnapshot, `requests: {cpu: "1",`)) + ": Pod web/small: spec.containers[0].resources.requests[cpu]: Invalid value: \"-1\": must be greater than or equal to 0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := stowage(t, tc.args...)
@@ -429,6 +435,16 @@ func TestScheduleRefusesBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lineOf is the line, from 1, of the first line of text containing s.
+func lineOf(text, s string) int {
+	for i, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, s) {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 func TestScheduleWithACustomCatalogue(t *testing.T) {

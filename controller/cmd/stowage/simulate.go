@@ -65,8 +65,9 @@ func (f *simulateFlags) run(stdout, stderr io.Writer) error {
 	defer file.Close()
 	s, err := simulate.ReadScenario(file)
 	if err != nil {
-		return fmt.Errorf("%s: %w", f.scenario, err)
+		return fileError(f.scenario, err)
 	}
+	printWarnings(stderr, f.scenario, s.Warnings)
 	opts := simulate.Options{CompareCAS: f.compare == "cas", Preferences: f.preferences}
 	if f.seed != 0 {
 		opts.Seed = &f.seed

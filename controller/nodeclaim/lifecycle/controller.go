@@ -60,6 +60,10 @@ type Options struct {
 	// between launches that failed for lack of capacity, an unready NodeClass or
 	// a CreateError.
 	RetryBaseDelay, RetryMaxDelay time.Duration
+	// DaemonSetTimeout is how long after its Node became Ready a claim waits
+	// for the pods of the Node's DaemonSets to be bound before it uncordons
+	// the Node anyway (see daemonsets.go).
+	DaemonSetTimeout time.Duration
 	// Workers is how many claims are reconciled at once.
 	Workers int
 	// Logger receives the controller's logs; nothing is logged when nil.
@@ -73,6 +77,7 @@ func (o Options) withDefaults() Options {
 	o.RegistrationTimeout = orDefault(o.RegistrationTimeout, DefaultRegistrationTimeout)
 	o.RetryBaseDelay = orDefault(o.RetryBaseDelay, DefaultRetryBaseDelay)
 	o.RetryMaxDelay = orDefault(o.RetryMaxDelay, DefaultRetryMaxDelay)
+	o.DaemonSetTimeout = orDefault(o.DaemonSetTimeout, DefaultDaemonSetTimeout)
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers
 	}
@@ -118,12 +123,15 @@ func New(clk clock.Clock, kube client.Client, cloud cloudprovider.CloudProvider,
 // +kubebuilder:rbac:groups=stowage.dev,resources=nodeclaims/status,verbs=patch
 // +kubebuilder:rbac:groups=stowage.dev,resources=nodepools,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Register adds the controller to mgr: it watches NodeClaims, the Nodes that
-// register for them (by provider id), and its own timeout alarms.
+// register for them (by provider id), the DaemonSet pods bound to those
+// Nodes, and its own timeout alarms.
 func (c *Controller) Register(mgr manager.Manager) error {
-	if err := nodeclaim.IndexFields(context.Background(), mgr.GetFieldIndexer(), false); err != nil {
+	if err := nodeclaim.IndexFields(context.Background(), mgr.GetFieldIndexer(), true); err != nil {
 		return err
 	}
 	if c.recorder == nil {
@@ -138,6 +146,7 @@ func (c *Controller) Register(mgr manager.Manager) error {
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{},
 			providerIDChanged()))).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.claimForNode)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(c.claimForDaemonPod)).
 		WatchesRawSource(c.alarms).
 		WithOptions(controller.Options{MaxConcurrentReconciles: c.opts.Workers}).
 		Complete(c)

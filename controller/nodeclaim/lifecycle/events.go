@@ -37,3 +37,13 @@ func timedOutEvent(claim *v1alpha1.NodeClaim, phase string, timeout fmt.Stringer
 	return Event{Regarding: claim, Type: corev1.EventTypeWarning, Reason: "TimedOut", Action: "Delete",
 		Note: fmt.Sprintf("Deleting: %s did not complete within %s", phase, timeout)}
 }
+
+func shortEvent(claim *v1alpha1.NodeClaim, message string) Event {
+	return Event{Regarding: claim, Type: corev1.EventTypeWarning, Reason: ReasonInsufficientCapacity, Action: "Delete",
+		Note: "Deleting: every offering the nodeclaim allows is short, so its pods are planned again elsewhere: " + message}
+}
+
+func daemonSetsTimedOutEvent(claim *v1alpha1.NodeClaim, node *corev1.Node, missing []string, timeout fmt.Stringer) Event {
+	return Event{Regarding: claim, Type: corev1.EventTypeWarning, Reason: "DaemonSetsTimedOut", Action: "Initialize",
+		Note: fmt.Sprintf("Uncordoning node %s after %s without the pods of daemonsets %v", node.Name, timeout, missing)}
+}

@@ -35,9 +35,11 @@ var ephemeralTaints = []corev1.Taint{
 }
 
 // initialize marks a Registered claim Initialized once its Node is Ready, its
-// startup and ephemeral taints are gone, and every extended resource the
-// claim requested shows in the Node's allocatable. Initialized, once True,
-// stays True. Node updates trigger the next check.
+// startup and ephemeral taints are gone, every extended resource the claim
+// requested shows in the Node's allocatable, and the pods of the DaemonSets
+// that run on it are bound (or DaemonSetTimeout has passed); it then lifts
+// the cordon registration put on the Node. Initialized, once True, stays
+// True. Node and DaemonSet pod updates trigger the next check.
 func (c *Controller) initialize(ctx context.Context, claim *v1alpha1.NodeClaim) (outcome, error) {
 	if !nodeclaim.IsTrue(claim, v1alpha1.ConditionRegistered) || nodeclaim.IsTrue(claim, v1alpha1.ConditionInitialized) {
 		return outcome{}, nil
@@ -51,6 +53,17 @@ func (c *Controller) initialize(ctx context.Context, claim *v1alpha1.NodeClaim) 
 		return outcome{}, err
 	}
 	reason, message := notInitialized(claim, pool, node)
+	var wait time.Duration
+	if reason == "" {
+		if message, wait, err = c.daemonSetsPending(ctx, claim, node); err != nil {
+			return outcome{}, err
+		}
+		if message != "" {
+			reason = ReasonDaemonSetPodsNotBound
+		} else if err := c.uncordon(ctx, node); err != nil {
+			return outcome{}, err
+		}
+	}
 	if err := c.patchStatus(ctx, claim, func(now time.Time) {
 		if reason != "" {
 			nodeclaim.SetCondition(claim, v1alpha1.ConditionInitialized, metav1.ConditionUnknown, reason, message, now)
@@ -58,7 +71,7 @@ func (c *Controller) initialize(ctx context.Context, claim *v1alpha1.NodeClaim) 
 		}
 		nodeclaim.SetCondition(claim, v1alpha1.ConditionInitialized, metav1.ConditionTrue, v1alpha1.ConditionInitialized, "", now)
 	}); err != nil || reason != "" {
-		return outcome{}, err
+		return outcome{requeueAfter: wait}, err
 	}
 	c.recordInitialized(claim, node)
 	return outcome{}, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	stowevents "github.com/stowage-dev/stowage/controller/events"
 	"github.com/stowage-dev/stowage/controller/nodeclaim"
+	"github.com/stowage-dev/stowage/controller/scheduling"
 )
 
 // Condition reasons this controller sets.
@@ -84,16 +86,24 @@ func (c *Controller) recordLaunch(claim *v1alpha1.NodeClaim) {
 	stowevents.Publish(c.recorder, launchedEvent(claim))
 }
 
-// launchFailed records a failed Create. A shortage, an unready NodeClass or a
-// CreateError keeps the claim, sets Launched Unknown with the cloud's reason,
-// and retries the same claim with a per-claim backoff: deleting it would only
-// make the provisioner create an identical one. Any other error is transient
-// and returned, for the work queue's own backoff.
+// launchFailed records a failed Create. A shortage that leaves no offering
+// the claim allows deletes the claim, as Karpenter does: the pods' next
+// batch skips the short offerings and picks another type or pool, where
+// retrying the claim could only fail again until the launch timeout. A
+// shortage with offerings left, an unready NodeClass or a CreateError keeps
+// the claim, sets Launched Unknown with the cloud's reason, and retries it
+// with a per-claim backoff. Any other error is transient and returned, for
+// the work queue's own backoff.
 func (c *Controller) launchFailed(ctx context.Context, claim *v1alpha1.NodeClaim, err error) (outcome, error) {
 	reason, message, classified := launchFailure(err)
 	LaunchFailures.WithLabelValues(poolName(claim), reason).Inc()
 	if !classified {
 		return outcome{}, fmt.Errorf("launching nodeclaim %s: %w", claim.Name, err)
+	}
+	if cloudprovider.IsInsufficientCapacityError(err) {
+		if left, lerr := c.offeringsLeft(ctx, claim); lerr != nil || !left {
+			return c.deleteShort(ctx, claim, message, lerr)
+		}
 	}
 	changed := false
 	if err := c.patchStatus(ctx, claim, func(now time.Time) {
@@ -108,6 +118,66 @@ func (c *Controller) launchFailed(ctx context.Context, claim *v1alpha1.NodeClaim
 		stowevents.Publish(c.recorder, launchFailedEvent(claim, reason, message))
 	}
 	return outcome{requeueAfter: retry}, nil
+}
+
+// offeringsLeft reports whether some offering the claim allows (type, zone
+// and capacity type, with room for its requests) is not known to be short,
+// by the cloud's instance types of the claim's pool. A claim without a pool
+// cannot be planned again, so it keeps trying.
+func (c *Controller) offeringsLeft(ctx context.Context, claim *v1alpha1.NodeClaim) (bool, error) {
+	pool, err := nodeclaim.PoolFor(ctx, c.kube, claim)
+	if err != nil {
+		return false, err
+	}
+	if pool == nil {
+		return true, nil
+	}
+	types, err := c.cloud.InstanceTypes(ctx, pool)
+	if err != nil {
+		return false, fmt.Errorf("listing the instance types of nodepool %s: %w", pool.Name, err)
+	}
+	return anyOfferingLeft(types, claim), nil
+}
+
+// anyOfferingLeft reports whether one of types that the claim allows, with
+// room for its requests, has an available offering the claim allows.
+func anyOfferingLeft(types []*cloudprovider.InstanceType, claim *v1alpha1.NodeClaim) bool {
+	reqs := scheduling.FromAPI(claim.Spec.Requirements)
+	requests := scheduling.FromList(claim.Spec.Resources.Requests)
+	return slices.ContainsFunc(types, func(it *cloudprovider.InstanceType) bool {
+		return it.Requirements.Intersects(typeKeys(reqs, it)) && requests.Fits(it.Allocatable()) &&
+			len(it.Offerings.Available().Compatible(reqs)) > 0
+	})
+}
+
+// typeKeys keeps the requirements on labels the instance type defines: the
+// claim's others (its pool's, the pool template's own labels) are the node's
+// to carry, not the type's.
+func typeKeys(reqs scheduling.Requirements, it *cloudprovider.InstanceType) scheduling.Requirements {
+	out := scheduling.Requirements{}
+	for key, r := range reqs {
+		if _, ok := it.Requirements[key]; ok {
+			out[key] = r
+		}
+	}
+	return out
+}
+
+// deleteShort deletes a claim every offering of which is short; lerr, when
+// not nil, is why the offerings left could not be listed, which keeps the
+// claim for the work queue's retry instead.
+func (c *Controller) deleteShort(ctx context.Context, claim *v1alpha1.NodeClaim, message string, lerr error) (outcome, error) {
+	if lerr != nil {
+		return outcome{}, lerr
+	}
+	if err := c.kube.Delete(ctx, claim); client.IgnoreNotFound(err) != nil {
+		return outcome{}, fmt.Errorf("deleting nodeclaim %s, whose every offering is short: %w", claim.Name, err)
+	}
+	c.backoff.Forget(claim.Name)
+	c.log.Warn("deleted nodeclaim: every offering it allows is short", "nodeclaim", claim.Name,
+		"nodepool", poolName(claim), "reason", ReasonInsufficientCapacity, "error", message)
+	stowevents.Publish(c.recorder, shortEvent(claim, message))
+	return outcome{stop: true}, nil
 }
 
 // launchFailure returns the condition reason and message for a Create error,

@@ -66,7 +66,7 @@ func (c *Controller) register(ctx context.Context, claim *v1alpha1.NodeClaim) (o
 
 // adoptNode applies the pool's and the claim's labels to the Node, and on
 // first registration their taints and startup taints, lifting the
-// unregistered taint; it adds the termination finalizer and makes the claim
+// unregistered taint, and cordons it until its DaemonSet pods are bound; it adds the termination finalizer and makes the claim
 // the Node's owner. The write fails on a concurrent change to the Node, so
 // that no taint another agent just set or removed is lost.
 func (c *Controller) adoptNode(ctx context.Context, claim *v1alpha1.NodeClaim, pool *v1alpha1.NodePool, node *corev1.Node) error {
@@ -76,6 +76,7 @@ func (c *Controller) adoptNode(ctx context.Context, claim *v1alpha1.NodeClaim, p
 		map[string]string{nodeclaim.LabelRegistered: "true"})
 	if firstTime {
 		node.Spec.Taints = registrationTaints(node.Spec.Taints, claim, pool)
+		cordon(node) // until its DaemonSet pods are bound: see daemonsets.go
 	}
 	controllerutil.AddFinalizer(node, v1alpha1.TerminationFinalizer)
 	addOwner(node, claim)

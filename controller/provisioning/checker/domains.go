@@ -21,9 +21,10 @@ func mustPin(key string) bool {
 // none. A new claim's zone and capacity type come from its requirements alone;
 // other keys from its labels or a value every launch of it agrees on.
 func (c *checker) domain(n *node, key string) (string, bool) {
-	if v, ok := n.labels[key]; ok {
+	if v, ok := v1alpha1.LabelValue(n.labels, key); ok {
 		return v, true
 	}
+	key = v1alpha1.CanonicalLabelKey(key)
 	if key == corev1.LabelHostname {
 		return n.name, true
 	}

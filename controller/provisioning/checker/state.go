@@ -2,8 +2,10 @@ package checker
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
@@ -46,7 +48,7 @@ func (c *checker) buildExisting() {
 		n := &node{name: sn.Name(), state: sn}
 		switch {
 		case sn.Node != nil:
-			n.labels, n.taints = sn.Node.Labels, sn.Node.Spec.Taints
+			n.labels, n.taints = sn.Node.Labels, settledTaints(sn)
 			n.allocatable = nonEmpty(sn.Node.Status.Allocatable)
 		default:
 			n.labels = mergeLabels(sn.NodeClaim.Labels, apiReqs(sn.NodeClaim.Spec.Requirements).pinned())
@@ -59,6 +61,23 @@ func (c *checker) buildExisting() {
 		}
 		c.addNode(n)
 	}
+}
+
+// settledTaints are the taints a registered node will have once it takes
+// pods: a node whose claim is not Initialized yet sheds its startup taints
+// and the taints of a node coming up (not-ready, unreachable, unregistered,
+// and the cordon it keeps until its DaemonSet pods are bound). The
+// unschedulable taint only mirrors spec.unschedulable, on any node.
+func settledTaints(sn *scheduler.StateNode) []corev1.Taint {
+	shed := []string{corev1.TaintNodeUnschedulable}
+	var startup []corev1.Taint
+	if sn.NodeClaim != nil && !meta.IsStatusConditionTrue(sn.NodeClaim.Status.Conditions, v1alpha1.ConditionInitialized) {
+		shed = append(shed, corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable, v1alpha1.TaintKeyUnregistered)
+		startup = sn.NodeClaim.Spec.StartupTaints
+	}
+	return slices.DeleteFunc(slices.Clone(sn.Node.Spec.Taints), func(t corev1.Taint) bool {
+		return slices.Contains(shed, t.Key) || slices.ContainsFunc(startup, func(s corev1.Taint) bool { return s.MatchTaint(&t) })
+	})
 }
 
 func nonEmpty(rl corev1.ResourceList) res {
@@ -166,7 +185,8 @@ func (c *checker) variantNode(n *node, v variant) *corev1.Node {
 		labels[corev1.LabelTopologyZone] = v.offering.Zone
 		labels[v1alpha1.LabelCapacityType] = v.offering.CapacityType
 	}
-	return fakeNode(n.name, labels)
+	// A launched node carries Karpenter's selector labels too (stowage run's default).
+	return fakeNode(n.name, mergeLabels(labels, v1alpha1.KarpenterSelectorLabels(labels)))
 }
 
 // describe names a variant for messages.

@@ -19,10 +19,10 @@ func (sv *solver) classFor(pod *corev1.Pod) *podClass {
 	}
 	base := &podClass{key: key, namespace: pod.Namespace, labels: pod.Labels, tolerations: pod.Spec.Tolerations,
 		hostPorts: scheduling.PodHostPorts(pod)}
-	terms, err := sv.volumes.terms(pod, nodeRequirementTerms(pod))
+	terms, err := sv.volumes.terms(pod, sv.keys.terms(nodeRequirementTerms(pod)))
 	if err != nil {
 		base.volumeError = err.Error()
-		terms = nodeRequirementTerms(pod)
+		terms = sv.keys.terms(nodeRequirementTerms(pod))
 	}
 	base.terms = terms
 	sv.addRequiredGroups(base, pod)
@@ -67,9 +67,9 @@ func (sv *solver) spreadGroup(c *podClass, pod *corev1.Pod, tsc corev1.TopologyS
 func (sv *solver) eligibleDomains(c *podClass, tsc corev1.TopologySpreadConstraint) []string {
 	honor := tsc.NodeAffinityPolicy == nil || *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyHonor
 	honorTaints := tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor
-	seen := map[string]bool{}
+	seen, key := map[string]bool{}, sv.keys.key(tsc.TopologyKey)
 	for _, n := range sv.nodes[:sv.existing] {
-		if v := n.domain(tsc.TopologyKey); v != "" && (!honor || anyTermCompatible(n.reqs, c.terms)) &&
+		if v := n.domain(key); v != "" && (!honor || anyTermCompatible(n.reqs, c.terms)) &&
 			(!honorTaints || scheduling.Tolerates(n.taints, c.tolerations) == nil) {
 			seen[v] = true
 		}
@@ -84,7 +84,7 @@ func (sv *solver) eligibleDomains(c *podClass, tsc corev1.TopologySpreadConstrai
 		}
 		for _, t := range terms {
 			if termCompatible(p.reqs, t) {
-				for _, v := range p.domainsFor(tsc.TopologyKey, t) {
+				for _, v := range p.domainsFor(key, t) {
 					seen[v] = true
 				}
 			}

@@ -11,10 +11,6 @@ import (
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
 
-// ephemeralTaints are taints a node sheds on its own as it comes up; they do not
-// keep the solver from counting on it.
-var ephemeralTaints = []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable, v1alpha1.TaintKeyUnregistered}
-
 func sortedStateNodes(nodes []*StateNode) []*StateNode {
 	out := slices.Clone(nodes)
 	slices.SortStableFunc(out, func(a, b *StateNode) int { return strings.Compare(a.Name(), b.Name()) })
@@ -22,18 +18,15 @@ func sortedStateNodes(nodes []*StateNode) []*StateNode {
 }
 
 // existingNode prepares a node or in-flight claim, returning it and its bound pods.
-// Nodes marked for deletion take no pods (nil), but their pods still count for topology.
+// Nodes marked for deletion, or that kube-scheduler would not bind to (see
+// takesPods), take no pods (nil), but their pods still count for topology.
 func (sv *solver) existingNode(sn *StateNode) (*node, []*corev1.Pod) {
 	n := &node{index: len(sv.nodes), name: sn.Name()}
 	var allocatable scheduling.Resources
-	var startup []corev1.Taint
-	if sn.NodeClaim != nil {
-		startup = sn.NodeClaim.Spec.StartupTaints
-	}
 	switch {
 	case sn.Node != nil:
 		n.labels = sn.Node.Labels
-		n.taints = withoutTaints(sn.Node.Spec.Taints, startup)
+		n.taints = nodeTaints(sn)
 		allocatable = scheduling.FromList(sn.Node.Status.Allocatable)
 	default:
 		n.labels = scheduling.FromAPI(sn.NodeClaim.Spec.Requirements).Labels()
@@ -46,7 +39,10 @@ func (sv *solver) existingNode(sn *StateNode) (*node, []*corev1.Pod) {
 	if n.labels == nil {
 		n.labels = map[string]string{}
 	}
+	// A pod matches the node's labels as written, as kube-scheduler matches
+	// them; its topology domains are read through Karpenter's keys too.
 	n.reqs = scheduling.FromLabels(n.labels)
+	n.labels = sv.keys.nodeLabels(n.labels)
 	var used scheduling.Resources
 	for _, pod := range sn.Pods {
 		if isTerminal(pod) {
@@ -55,8 +51,8 @@ func (sv *solver) existingNode(sn *StateNode) (*node, []*corev1.Pod) {
 		used = used.Add(scheduling.PodRequests(pod))
 		n.ports.Add(scheduling.PodHostPorts(pod))
 	}
-	n.available = allocatable.Sub(used)
-	if sn.MarkedForDeletion || hasTaint(n.taints, v1alpha1.TaintKeyDisrupted) {
+	n.available = allocatable.Sub(used).Sub(sv.unboundDaemonSets(sn, n))
+	if sn.MarkedForDeletion || hasTaint(n.taints, v1alpha1.TaintKeyDisrupted) || !takesPods(sn) {
 		n.available = scheduling.Resources{}
 	}
 	sv.nodes = append(sv.nodes, n)
@@ -93,15 +89,6 @@ func minResources(a, b scheduling.Resources) scheduling.Resources {
 		out.Set(e.Name, min(e.Value, b.Get(e.Name)))
 	}
 	return out
-}
-
-func withoutTaints(taints, drop []corev1.Taint) []corev1.Taint {
-	return slices.DeleteFunc(slices.Clone(taints), func(t corev1.Taint) bool {
-		if slices.Contains(ephemeralTaints, t.Key) {
-			return true
-		}
-		return slices.ContainsFunc(drop, func(d corev1.Taint) bool { return d.MatchTaint(&t) })
-	})
 }
 
 func hasTaint(taints []corev1.Taint, key string) bool {

@@ -186,7 +186,7 @@ func (sv *solver) preferences(c *podClass, pod *corev1.Pod, capped bool) prefere
 		}
 		if a.NodeAffinity != nil {
 			for _, w := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-				ps.nodeAffinity = append(ps.nodeAffinity, preference{weight: w.Weight, terms: scheduling.FromNodeSelector(w.Preference.MatchExpressions)})
+				ps.nodeAffinity = append(ps.nodeAffinity, preference{weight: w.Weight, terms: sv.keys.reqs(scheduling.FromNodeSelector(w.Preference.MatchExpressions))})
 			}
 		}
 	}

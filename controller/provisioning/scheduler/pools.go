@@ -45,7 +45,7 @@ type typeOption struct {
 	price     float64
 }
 
-func newPool(np *v1alpha1.NodePool, types []*cloudprovider.InstanceType, daemonSets []*appsv1.DaemonSet) *pool {
+func newPool(np *v1alpha1.NodePool, types []*cloudprovider.InstanceType, daemonSets []*appsv1.DaemonSet, keys labelKeys) *pool {
 	p := &pool{np: np, name: np.Name, taints: np.Spec.Template.Spec.Taints, nodeLimit: -1}
 	if np.Spec.Weight != nil {
 		p.weight = *np.Spec.Weight
@@ -62,7 +62,7 @@ func newPool(np *v1alpha1.NodePool, types []*cloudprovider.InstanceType, daemonS
 		if math.IsInf(price, 1) {
 			continue
 		}
-		ds := daemonSetOverhead(daemonSets, p, it)
+		ds := daemonSetOverhead(daemonSets, p, it, keys)
 		p.types = append(p.types, &typeOption{it: it, alloc: it.Allocatable().Sub(ds), daemonSet: ds, price: price})
 	}
 	sortTypeOptions(p.types)
@@ -116,7 +116,7 @@ func (p *pool) withinLimits(capacity scheduling.Resources, newNode bool) (corev1
 // daemonSetOverhead sums the requests of the DaemonSet pods that would run on a node
 // of this type in this pool: those that tolerate the pool's taints and whose node
 // affinity the node's labels satisfy.
-func daemonSetOverhead(daemonSets []*appsv1.DaemonSet, p *pool, it *cloudprovider.InstanceType) scheduling.Resources {
+func daemonSetOverhead(daemonSets []*appsv1.DaemonSet, p *pool, it *cloudprovider.InstanceType, keys labelKeys) scheduling.Resources {
 	var total scheduling.Resources
 	nodeReqs := p.reqs.Merge(it.Requirements)
 	for _, ds := range daemonSets {
@@ -124,7 +124,7 @@ func daemonSetOverhead(daemonSets []*appsv1.DaemonSet, p *pool, it *cloudprovide
 		if scheduling.Tolerates(p.taints, pod.Spec.Tolerations) != nil {
 			continue
 		}
-		if !anyTermCompatible(nodeReqs, nodeRequirementTerms(pod)) {
+		if !anyTermCompatible(nodeReqs, keys.terms(nodeRequirementTerms(pod))) {
 			continue
 		}
 		total = total.Add(scheduling.PodRequests(pod))

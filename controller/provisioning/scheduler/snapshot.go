@@ -40,6 +40,9 @@ type StateNode struct {
 	Pods []*corev1.Pod
 	// MarkedForDeletion nodes take no new pods, and their pods are about to need a home.
 	MarkedForDeletion bool
+	// Nominated nodes were chosen for pending pods that have not bound yet:
+	// they are not empty, whatever Pods says, and disruption leaves them be.
+	Nominated bool
 }
 
 // Name is the node's name, or the NodeClaim's while it has no node.
@@ -61,6 +64,10 @@ type Options struct {
 	MinValuesPolicy MinValuesPolicy
 	// MaxInstanceTypes caps each NodeClaim's ranked list (60, CreateFleet's override limit, when zero).
 	MaxInstanceTypes int
+	// NoKarpenterLabels says that Stowage's nodes do not carry Karpenter's
+	// selector labels (stowage run --karpenter-labels=false), so a pod's
+	// Karpenter keys are read literally rather than as Stowage's.
+	NoKarpenterLabels bool
 }
 
 // MinValuesPolicy says what to do when a requirement's minValues cannot be met.

@@ -22,6 +22,7 @@ const upgradeCandidates = 16
 type solver struct {
 	snapshot *Snapshot
 	opts     Options
+	keys     labelKeys
 	pools    []*pool
 	nodes    []*node // existing nodes first, then new claims in creation order
 	existing int     // how many of nodes are existing
@@ -87,10 +88,11 @@ func solve(s *Snapshot, opts Options) *Results {
 }
 
 func newSolver(s *Snapshot, opts Options) *solver {
-	sv := &solver{snapshot: s, opts: opts, classes: map[string]*podClass{}, shapes: map[shape]int{}, shapeCosts: map[shape]shapeCost{}}
+	sv := &solver{snapshot: s, opts: opts, classes: map[string]*podClass{}, shapes: map[shape]int{}, shapeCosts: map[shape]shapeCost{},
+		keys: labelKeys{literal: opts.NoKarpenterLabels}}
 	sv.volumes = newVolumeTopology(s)
 	for _, np := range sortedPools(s.NodePools) {
-		sv.pools = append(sv.pools, newPool(np, s.InstanceTypes[np.Name], s.DaemonSets))
+		sv.pools = append(sv.pools, newPool(np, s.InstanceTypes[np.Name], s.DaemonSets, sv.keys))
 		sv.tolerationStep = sv.tolerationStep || slices.ContainsFunc(np.Spec.Template.Spec.Taints, func(t corev1.Taint) bool {
 			return t.Effect == corev1.TaintEffectPreferNoSchedule
 		})
@@ -113,7 +115,7 @@ func newSolver(s *Snapshot, opts Options) *solver {
 	for _, p := range sv.pools {
 		p.baseUsage = p.usage
 	}
-	sv.topology = newTopology(bound)
+	sv.topology = newTopology(bound, sv.keys)
 	return sv
 }
 

@@ -128,6 +128,7 @@ type topology struct {
 	order  []*topologyGroup
 	// existing lists the pods already bound, with their nodes' labels, to seed new groups.
 	existing []boundPod
+	keys     labelKeys
 }
 
 type boundPod struct {
@@ -136,8 +137,8 @@ type boundPod struct {
 	node   string
 }
 
-func newTopology(existing []boundPod) *topology {
-	t := &topology{groups: map[string]*topologyGroup{}, existing: existing}
+func newTopology(existing []boundPod, keys labelKeys) *topology {
+	t := &topology{groups: map[string]*topologyGroup{}, existing: existing, keys: keys}
 	for _, bp := range existing {
 		for _, term := range requiredAntiAffinity(bp.pod) {
 			g := t.group(groupSpec{kind: antiAffinityGroup, key: term.TopologyKey, ns: termNamespaces(bp.pod, term), selector: term.LabelSelector})
@@ -163,6 +164,7 @@ type groupSpec struct {
 // group returns the group with these parameters, creating and seeding it with the
 // bound pods' counts the first time.
 func (t *topology) group(spec groupSpec) *topologyGroup {
+	spec.key = t.keys.key(spec.key)
 	selector, err := metav1.LabelSelectorAsSelector(spec.selector)
 	if err != nil || spec.selector == nil {
 		selector = labels.Nothing()

@@ -76,10 +76,12 @@ type jsonInstance struct {
 }
 
 type jsonFallback struct {
-	At     string        `json:"at"`
-	Short  jsonOffering  `json:"short"`
-	Chosen *jsonOffering `json:"chosen"`
-	Reason string        `json:"reason"`
+	At       string        `json:"at"`
+	Short    jsonOffering  `json:"short"`
+	Chosen   *jsonOffering `json:"chosen"`
+	FromPool string        `json:"from_nodepool,omitempty"`
+	ToPool   string        `json:"to_nodepool,omitempty"`
+	Reason   string        `json:"reason"`
 }
 
 type jsonInterruption struct {
@@ -166,7 +168,7 @@ func toJSONSystem(s *System) jsonSystem {
 			TimeToRunning: jsonLatency{P50: seconds(l.P50), P95: seconds(l.P95), P99: seconds(l.P99)}})
 	}
 	for _, f := range s.Fallbacks {
-		jf := jsonFallback{At: formatTime(f.At), Short: toJSONOffering(f.Short), Reason: f.Reason}
+		jf := jsonFallback{At: formatTime(f.At), Short: toJSONOffering(f.Short), FromPool: f.FromPool, ToPool: f.ToPool, Reason: f.Reason}
 		if f.Chosen != (Offering{}) {
 			chosen := toJSONOffering(f.Chosen)
 			jf.Chosen = &chosen

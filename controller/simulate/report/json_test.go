@@ -42,10 +42,12 @@ type doc struct {
 			CostPerHour         []float64        `json:"cost_usd_per_hour"`
 		} `json:"series"`
 		Fallbacks []struct {
-			At     string             `json:"at"`
-			Short  map[string]string  `json:"short"`
-			Chosen *map[string]string `json:"chosen"`
-			Reason string             `json:"reason"`
+			At       string             `json:"at"`
+			Short    map[string]string  `json:"short"`
+			Chosen   *map[string]string `json:"chosen"`
+			FromPool string             `json:"from_nodepool"`
+			ToPool   string             `json:"to_nodepool"`
+			Reason   string             `json:"reason"`
 		} `json:"fallbacks"`
 		Interruptions []struct {
 			Instance         map[string]string `json:"instance"`

@@ -80,7 +80,11 @@ type Fallback struct {
 	Short Offering
 	// Chosen is what was launched instead; empty when nothing could be.
 	Chosen Offering
-	Reason string
+	// FromPool and ToPool name the NodePools of a fallback to another pool:
+	// the claim of FromPool found every offering it allowed short, and its
+	// pods launched in ToPool. Both are empty for a fallback within a claim.
+	FromPool, ToPool string
+	Reason           string
 }
 
 // Interruption is a spot interruption (or other notice) of one node.

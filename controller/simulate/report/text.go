@@ -91,7 +91,11 @@ func writeTiers(b *strings.Builder, r *Report, from, to int) {
 func writeEvents(b *strings.Builder, r *Report, s *System) {
 	writeList(b, fmt.Sprintf("Fallbacks, %s (%d)", s.Name, len(s.Fallbacks)), len(s.Fallbacks), func(i int) string {
 		f := s.Fallbacks[i]
-		return fmt.Sprintf("%s  %s short -> %s", formatOffset(f.At, r.Start), f.Short, f.Chosen)
+		line := fmt.Sprintf("%s  %s short -> %s", formatOffset(f.At, r.Start), f.Short, f.Chosen)
+		if f.FromPool != "" {
+			line += " (pool " + f.ToPool + ")"
+		}
+		return line
 	})
 	writeList(b, fmt.Sprintf("Interruptions, %s (%d; pods lost %d)", s.Name, len(s.Interruptions), s.PodsLost()), len(s.Interruptions), func(i int) string {
 		in := s.Interruptions[i]

@@ -208,7 +208,7 @@ func TestAdmissionRunsTheCRDRulesInProcess(t *testing.T) {
 	}
 	joined := strings.Join(fields, "\n")
 	for _, want := range []string{
-		"spec.template.spec.requirements[0].values: stowage.dev/capacity-type values must be reserved, spot or on-demand",
+		"spec.template.spec.requirements[0].values: stowage.dev/capacity-type (and karpenter.sh/capacity-type) values must be reserved, spot or on-demand",
 		"spec.disruption.budgets[0]: schedule and duration go together",
 	} {
 		if !strings.Contains(joined, want) {

@@ -158,7 +158,7 @@ func (d *instanceTypesDataSource) liveCatalogue(ctx context.Context, zones []str
 	c := stowageaws.ClientsFromConfig(cfg)
 	clk, log := clock.RealClock{}, hclog.NewNullLogger()
 	prices := pricing.NewProvider(c.EC2, c.Pricing, cfg.Region, clk, log)
-	p := instancetype.NewProvider(c.EC2, prices, capacityreservation.NewProvider(c.EC2, nil), cache.NewUnavailable(clk, cache.Backoff{}), cfg.Region, clk, log)
+	p := instancetype.NewProvider(c.EC2, prices, capacityreservation.NewProvider(c.EC2), cache.NewUnavailable(clk, cache.Backoff{}), cfg.Region, clk, log)
 	return p.List(ctx, instancetype.Query{Zones: zones})
 }
 

@@ -122,7 +122,7 @@ var poolProblems = []string{
 	"Invalid node_class_ref.group", `"example.com": group must be stowage.dev`,
 	"Invalid requirement[0].operator", `Unsupported value: "Equals": supported values: "In"`,
 	"Invalid requirement[1].values", "In needs at least one value; use Exists to allow any",
-	"Invalid requirement[2].key", "kubernetes.io/team is in a domain Kubernetes or Stowage owns but is not a well-known label",
+	"Invalid requirement[2].key", "kubernetes.io/team is in a domain Kubernetes, Stowage or Karpenter owns but is not a well-known label",
 	"Invalid requirement[3].values[0]", `"many": Gt compares non-negative integers`,
 	"Invalid requirement[4].values[0]", `"cheap": supported values: "reserved", "spot", "on-demand"`,
 	"Invalid requirement[5].min_values", "minValues asks for more values than are listed",
