@@ -93,9 +93,8 @@ func (s *sessionCredentials) Retrieve(context.Context) (awssdk.Credentials, erro
 func TestTheGeneratedPolicyAllowsEveryCallAndNothingUnused(t *testing.T) {
 	var mu sync.Mutex
 	authorized := map[string]bool{}
-	e := newEnv(t, awsemu.SmallCatalogue(), 3, func(_ *awsemu.Config, o *stowaws.Options) {
-		o.CapacityReservationTags = map[string]string{"team": "ml"}
-	})
+	e := newEnv(t, awsemu.SmallCatalogue(), 3)
+	e.nc.Spec.CapacityReservationSelectorTerms = []v1alpha1.CapacityReservationSelectorTerm{{Tags: map[string]string{"team": "ml"}}}
 	e.hear.Store(func(a awsemu.Authorization) {
 		mu.Lock()
 		defer mu.Unlock()
