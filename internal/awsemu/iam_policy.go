@@ -161,7 +161,7 @@ func (rs rawStatement) parse(kind policyKind) (statement, error) {
 		s.allow = true
 	case "Deny":
 	default:
-		return s, fmt.Errorf("Effect %q is not Allow or Deny", rs.Effect)
+		return s, fmt.Errorf("the statement's Effect %q is not Allow or Deny", rs.Effect)
 	}
 	if rs.Action.set == rs.NotAction.set {
 		return s, fmt.Errorf("a statement needs exactly one of Action and NotAction")
