@@ -287,15 +287,6 @@ func (e *Emulator) iamUntagRole(p params) (any, *APIError) {
 	return nil, nil
 }
 
-
-
-
-
-
-
-
-
-
 // sortedNames returns a map's keys in order.
 func sortedNames[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
