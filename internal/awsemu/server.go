@@ -16,10 +16,11 @@ const (
 
 // request is one decoded call: its service, action and body.
 type request struct {
-	service string // ec2, iam, sqs, ssm, pricing, events
+	service string // ec2, iam, sqs, ssm, pricing, events, sts, lambda
 	action  string
 	form    params // query protocols
 	body    []byte // JSON protocols
+	http    *http.Request
 }
 
 // Handler serves every emulated service on one endpoint: point each SDK
@@ -53,6 +54,10 @@ func (e *Emulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		e.servePricing(w, req)
 	case "events":
 		e.serveEvents(w, req)
+	case "sts":
+		e.serveSTS(w, req)
+	case "lambda":
+		e.serveLambda(w, req)
 	default:
 		http.Error(w, "unknown service", http.StatusBadRequest)
 	}
@@ -72,18 +77,27 @@ func decodeRequest(r *http.Request) (request, error) {
 	}
 	if target := r.Header.Get("X-Amz-Target"); target != "" {
 		prefix, action, _ := strings.Cut(target, ".")
-		return request{service: jsonTargets[prefix], action: action, body: body}, nil
+		return request{service: jsonTargets[prefix], action: action, body: body, http: r}, nil
 	}
-	values, err := url.ParseQuery(string(body))
+	if strings.HasPrefix(r.URL.Path, lambdaPathPrefix) {
+		return lambdaRequest(r, body), nil
+	}
+	query := string(body)
+	if r.Method == http.MethodGet {
+		query = r.URL.RawQuery // a presigned request
+	}
+	values, err := url.ParseQuery(query)
 	if err != nil {
 		return request{}, err
 	}
-	req := request{action: values.Get("Action"), form: newParams(values)}
+	req := request{action: values.Get("Action"), form: newParams(values), body: body, http: r}
 	switch values.Get("Version") {
 	case ec2APIVersion:
 		req.service = "ec2"
 	case iamAPIVersion:
 		req.service = "iam"
+	case stsAPIVersion:
+		req.service = "sts"
 	}
 	return req, nil
 }
@@ -131,6 +145,7 @@ func (e *Emulator) applyFault(w http.ResponseWriter, req request, f *Fault) bool
 var throttleCodes = map[string]string{
 	"ec2": "RequestLimitExceeded", "iam": "Throttling", "sqs": "RequestThrottled",
 	"ssm": "ThrottlingException", "pricing": "ThrottlingException", "events": "ThrottlingException",
+	"sts": "Throttling", "lambda": "TooManyRequestsException",
 }
 
 var iamPrefixes = map[string]string{"pricing": "pricing", "events": "events"}
@@ -147,8 +162,10 @@ func (e *Emulator) writeError(w http.ResponseWriter, req request, status int, co
 	switch req.service {
 	case "ec2":
 		writeEC2Error(w, status, code, msg)
-	case "iam":
+	case "iam", "sts":
 		writeIAMError(w, status, code, msg)
+	case "lambda":
+		writeLambdaError(w, status, code, msg)
 	default:
 		writeJSONError(w, req.service, status, code, msg)
 	}
