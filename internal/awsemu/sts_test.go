@@ -72,7 +72,9 @@ func TestPresignedGetCallerIdentityAnswersAnEKSToken(t *testing.T) {
 	}
 	status, body := replay(t, raw, "bed")
 	var doc struct {
-		GetCallerIdentityResponse struct{ GetCallerIdentityResult struct{ Arn, Account, UserId string } }
+		GetCallerIdentityResponse struct {
+			GetCallerIdentityResult struct{ Arn, Account, UserId string }
+		}
 	}
 	if err := json.Unmarshal(body, &doc); status != http.StatusOK || err != nil ||
 		doc.GetCallerIdentityResponse.GetCallerIdentityResult.Arn != "arn:aws:iam::123456789012:user/emulator" {
