@@ -116,11 +116,12 @@ type Bed struct {
 }
 
 // The kube-controller-manager controllers the bed runs on top of testenv's
-// (Deployments make the pods), and client rates that let kube-controller-
+// (Deployments make the pods; the disruption controller keeps PDBs' status,
+// which the Eviction API reads), and client rates that let kube-controller-
 // manager and kube-scheduler keep up with hundreds of pods at once.
 var (
 	workloadControllers = append(append([]string(nil), testenv.ControllerManagerControllers...),
-		"deployment-controller", "replicaset-controller")
+		"deployment-controller", "replicaset-controller", "disruption-controller")
 	componentFlags = map[string][]string{
 		testenv.KubeControllerManager: {"--controllers=" + strings.Join(workloadControllers, ","),
 			"--kube-api-qps=200", "--kube-api-burst=300"},
