@@ -23,6 +23,10 @@ import (
 	"github.com/stowage-dev/stowage/lambda/messages/registry"
 )
 
+// workers is how many records of a batch are marked at once: a batch is ten
+// records at most, each a read and a write of one Node.
+const workers = 10
+
 func main() {
 	h, err := build(context.Background())
 	if err != nil {
@@ -55,5 +59,5 @@ func build(ctx context.Context) (*handler.Handler, error) {
 	}
 	log := logging.New("interruption-lambda", cfg.LogLevel, "json", os.Stdout)
 	return handler.New(registry.New(), marker.New(kube), clock.RealClock{}, cfg.Handler(),
-		handler.Options{Logger: log, Metrics: os.Stdout}), nil
+		handler.Options{Logger: log, Metrics: os.Stdout, Workers: workers}), nil
 }

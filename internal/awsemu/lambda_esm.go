@@ -18,8 +18,10 @@ type mapping struct {
 	state                     string
 	lastModified              time.Time
 	invocations               []Invocation
-	// poller runs while the mapping is enabled; nil while none runs.
-	poller *poller
+	// enabled is what the user last asked for; poller runs while it is
+	// set, and is nil while none runs.
+	enabled bool
+	poller  *poller
 }
 
 // poller is one run of a mapping's polling goroutine.
@@ -125,7 +127,7 @@ func (e *Emulator) createEventSourceMapping(in esmInput) (*esmConfiguration, *AP
 	e.lambda.mappings[m.uuid] = m
 	cfg := e.esmConfigurationLocked(m)
 	if in.Enabled == nil || *in.Enabled {
-		cfg.State = "Creating"
+		cfg.State, m.enabled = "Creating", true
 		e.startPollerLocked(m)
 	}
 	return &cfg, nil
@@ -199,10 +201,13 @@ func (e *Emulator) updateEventSourceMapping(in esmInput) (*esmConfiguration, *AP
 		return nil, apiErr
 	}
 	var stopping *mapping
+	if in.Enabled != nil {
+		m.enabled = *in.Enabled
+	}
 	switch {
-	case in.Enabled != nil && *in.Enabled && m.poller == nil:
+	case m.enabled && m.poller == nil:
 		e.startPollerLocked(m)
-	case in.Enabled != nil && !*in.Enabled && m.poller != nil:
+	case !m.enabled && m.poller != nil && m.state != "Disabling":
 		m.state, stopping = "Disabling", m
 	}
 	cfg := e.esmConfigurationLocked(m)
@@ -221,7 +226,7 @@ func (e *Emulator) deleteEventSourceMapping(uuid string) (*esmConfiguration, *AP
 		e.mu.Unlock()
 		return nil, apiErr
 	}
-	m.state = "Deleting"
+	m.state, m.enabled = "Deleting", false
 	cfg := e.esmConfigurationLocked(m)
 	e.mu.Unlock()
 	go e.stopPoller(m, "Deleting", true)
@@ -242,8 +247,11 @@ func (e *Emulator) stopPoller(m *mapping, state string, forget bool) {
 		m.poller = nil
 	}
 	m.state = state
-	if forget {
+	switch {
+	case forget:
 		delete(e.lambda.mappings, m.uuid)
+	case m.enabled && m.poller == nil: // enabled again while it was stopping
+		e.startPollerLocked(m)
 	}
 }
 

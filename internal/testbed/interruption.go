@@ -209,3 +209,10 @@ func goArchToLambda() lambdatypes.Architecture {
 	}
 	return lambdatypes.ArchitectureX8664
 }
+
+// DisableMapping stops the mapping's poller; records wait on the queue.
+func (l *Lambda) DisableMapping(ctx context.Context) error {
+	_, err := lambda.NewFromConfig(l.AWS).UpdateEventSourceMapping(ctx, &lambda.UpdateEventSourceMappingInput{
+		UUID: aws.String(l.MappingUUID), Enabled: aws.Bool(false)})
+	return err
+}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -59,6 +60,11 @@ type Options struct {
 	Metrics io.Writer
 	// RequestID returns the invocation's request id; LambdaRequestID when nil.
 	RequestID func(context.Context) string
+	// Workers is how many records of a batch are handled at once (1 when
+	// zero): the records are independent, and the Lambda's latency is the
+	// batch's slowest record. Outcomes, failures and metrics keep the
+	// records' order whatever it is.
+	Workers int
 }
 
 // Handler handles the interruption queue's events.
@@ -70,6 +76,7 @@ type Handler struct {
 	log      hclog.Logger
 	metrics  io.Writer
 	reqID    func(context.Context) string
+	workers  int
 }
 
 // New returns a handler parsing with registry and marking through marker;
@@ -88,7 +95,7 @@ func New(registry *messages.Registry, marker NodeMarker, clk clock.PassiveClock,
 		opts.RequestID = LambdaRequestID
 	}
 	return &Handler{registry: registry, marker: marker, clk: clk, cfg: cfg, log: opts.Logger,
-		metrics: opts.Metrics, reqID: opts.RequestID}
+		metrics: opts.Metrics, reqID: opts.RequestID, workers: max(opts.Workers, 1)}
 }
 
 // LambdaRequestID is the request id of the invocation in ctx.
@@ -131,14 +138,31 @@ func (h *Handler) Invoke(ctx context.Context, payload json.RawMessage) (any, err
 // HandleSQS handles a batch and returns the records that failed.
 func (h *Handler) HandleSQS(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
 	h.marker.NewBatch()
+	rid := h.reqID(ctx)
+	outs := make([]outcome, len(ev.Records))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(h.workers, len(ev.Records)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				rec := ev.Records[i]
+				outs[i] = h.handle(ctx, h.log.With("request_id", rid, "message_id", rec.MessageId), []byte(rec.Body))
+			}
+		}()
+	}
+	for i := range ev.Records {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
 	tally := newTally()
 	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
-	rid := h.reqID(ctx)
-	for _, rec := range ev.Records {
-		out := h.handle(ctx, h.log.With("request_id", rid, "message_id", rec.MessageId), []byte(rec.Body))
+	for i, out := range outs {
 		tally.add(out)
 		if out.failed() {
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
 		}
 	}
 	tally.write(h.metrics, h.clk.Now(), rid)

@@ -64,7 +64,7 @@ func (e *env) handler(cfg handler.Config) *handler.Handler {
 	log := hclog.New(&hclog.LoggerOptions{Output: e.logs, JSONFormat: true, Level: hclog.Debug})
 	requests := 0
 	return handler.New(registry.New(), marker.New(e.kube), clocktesting.NewFakeClock(now), cfg, handler.Options{
-		Logger: log, Metrics: e.metrics,
+		Logger: log, Metrics: e.metrics, Workers: 4,
 		RequestID: func(context.Context) string { requests++; return fmt.Sprintf("req-%d", requests) },
 	})
 }
