@@ -3,6 +3,7 @@ package testbed
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -76,7 +77,8 @@ func (b *Bed) StartLambda(ctx context.Context, o LambdaOptions) (*Lambda, error)
 	if err != nil {
 		return nil, err
 	}
-	b.stops = append(b.stops, func() error { return os.RemoveAll(dir) })
+	// The functions stop before their folders go.
+	b.stops = append(b.stops, func() error { return errors.Join(b.Emulator.Shutdown(), os.RemoveAll(dir)) })
 	l.Runtime = &RIERuntime{Dir: dir, EndpointURL: b.EmulatorURL}
 	b.Emulator.SetFunctionRuntime(l.Runtime)
 	if err := l.createQueue(ctx, o); err != nil {
