@@ -101,7 +101,7 @@ func (m *Marker) Mark(ctx context.Context, instanceID string, mark interruption.
 	})
 	switch {
 	case apierrors.IsNotFound(err):
-		m.forget(instanceID)
+		m.forget(instanceID, name)
 		return NoNode, name, nil
 	case err != nil:
 		return 0, name, fmt.Errorf("marking node %s of instance %s: %w", name, instanceID, err)
@@ -109,23 +109,31 @@ func (m *Marker) Mark(ctx context.Context, instanceID string, mark interruption.
 	return result, name, nil
 }
 
-// find returns the Node of the instance, read live, or nil when there is none.
+// find returns the Node of the instance, read live, or nil when there is
+// none. A name the index gives that turns out wrong is dropped (unless
+// another record's list has replaced it meanwhile) and the index asked
+// again; a miss lists the Nodes unless they were listed in this batch.
 func (m *Marker) find(ctx context.Context, instanceID string) (*corev1.Node, error) {
-	if name, ok := m.lookup(instanceID); ok {
-		node, err := m.get(ctx, name, instanceID)
-		if err != nil || node != nil {
-			return node, err
+	tried := map[string]bool{}
+	for {
+		if name, ok := m.lookup(instanceID); ok && !tried[name] {
+			node, err := m.get(ctx, name, instanceID)
+			if err != nil || node != nil {
+				return node, err
+			}
+			m.forget(instanceID, name)
+			tried[name] = true
+			continue
 		}
-		m.forget(instanceID)
+		if !m.stale() {
+			return nil, nil
+		}
+		nodes, err := m.relist(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return nodes[instanceID], nil
 	}
-	if !m.stale() {
-		return nil, nil
-	}
-	nodes, err := m.relist(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return nodes[instanceID], nil
 }
 
 // get reads the Node; nil when it is gone or no longer the instance's.
@@ -183,10 +191,13 @@ func (m *Marker) lookup(instanceID string) (string, bool) {
 	return name, ok
 }
 
-func (m *Marker) forget(instanceID string) {
+// forget drops the index's entry for the instance if it still names node.
+func (m *Marker) forget(instanceID, node string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.byInstance, instanceID)
+	if m.byInstance[instanceID] == node {
+		delete(m.byInstance, instanceID)
+	}
 }
 
 // stale reports whether the index was listed before the current batch.
