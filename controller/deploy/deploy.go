@@ -68,6 +68,10 @@ func Manifests() ([]Manifest, error) {
 	return out, nil
 }
 
+// Decode decodes every document of one manifest file as Manifests does,
+// strictly; controller/deploy/lambda reads its own files with it.
+func Decode(data []byte) ([]client.Object, error) { return decode(data) }
+
 var strict = serializer.NewCodecFactory(clientgoscheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
 
 func decode(data []byte) ([]client.Object, error) {

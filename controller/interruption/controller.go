@@ -1,17 +1,18 @@
 // Package interruption is the in-cluster half of the interruption path. The
-// interruption Lambda receives AWS's EventBridge events (spot interruption
-// warnings, rebalance recommendations, instance state changes, AWS Health
-// scheduled changes) through SQS and marks the affected Node with MarkNode;
-// this controller acts on the mark so that the Node is replaced before the
-// deadline.
+// interruption Lambda (lambda/) receives AWS's EventBridge events (spot
+// interruption warnings, rebalance recommendations, instance state changes,
+// AWS Health scheduled changes, capacity reservation interruptions) through
+// SQS and marks the affected Node with MarkNode; this controller acts on the
+// mark so that the Node is replaced before the deadline.
 //
 // For every kind but a rebalance recommendation it deletes the Node's
 // NodeClaim, once; the termination controller then drains the Node through
 // the Eviction API and terminates the instance, and the provisioner replaces
-// the capacity. A spot interruption also tells the cloud that the offering is
-// short. A rebalance recommendation only gets an event and a metric unless
-// Options.ReplaceOnRebalance is set. A Node no NodeClaim owns is reported and
-// left alone. docs/guides/interruption.md describes the contract with the Lambda.
+// the capacity. A spot or capacity reservation interruption also tells the
+// cloud that the offering is short. A rebalance recommendation only gets an
+// event and a metric unless Options.ReplaceOnRebalance is set. A Node no
+// NodeClaim owns is reported and left alone. docs/guides/interruption.md describes
+// the contract with the Lambda.
 package interruption
 
 import (
@@ -129,9 +130,10 @@ func Marked() predicate.Predicate {
 }
 
 // Reconcile acts on the Node's interruption mark, once per mark: it reports
-// the mark, marks the offering of a spot interruption, and deletes the
-// Node's NodeClaim unless the mark is a rebalance recommendation (and
-// ReplaceOnRebalance is off) or the claim is already being deleted. Marks
+// the mark, marks the offering of a spot or capacity reservation
+// interruption, and deletes the Node's NodeClaim unless the mark is a
+// rebalance recommendation (and ReplaceOnRebalance is off) or the claim is
+// already being deleted. Marks
 // seen again (a resync, a redelivered event) are no-ops; a Node that is
 // gone or unmarked is forgotten.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {

@@ -17,9 +17,23 @@ import (
 	"github.com/stowage-dev/stowage/controller/nodeclaim"
 )
 
-// ReasonSpotInterruption is the reason given to OfferingMarker for the
-// offering of a Node marked with a spot interruption.
-const ReasonSpotInterruption = "SpotInterruption"
+// Reasons given to OfferingMarker for the offering of a marked Node.
+const (
+	// ReasonSpotInterruption: EC2 reclaims the spot offering.
+	ReasonSpotInterruption = "SpotInterruption"
+	// ReasonCapacityReservationInterruption: the owner of an interruptible
+	// capacity reservation takes its capacity back, so the reserved offering
+	// shrinks.
+	ReasonCapacityReservationInterruption = "CapacityReservationInterruption"
+)
+
+// offeringReasons are the kinds whose offering is marked unavailable, with
+// the reason given and the capacity type assumed for a Node without the
+// capacity-type label.
+var offeringReasons = map[string]struct{ reason, capacityType string }{
+	v1alpha1.InterruptionKindSpotInterruption:                {ReasonSpotInterruption, v1alpha1.CapacityTypeSpot},
+	v1alpha1.InterruptionKindCapacityReservationInterruption: {ReasonCapacityReservationInterruption, v1alpha1.CapacityTypeReserved},
+}
 
 // progress is what has been done about a Node's current mark.
 type progress struct {
@@ -124,7 +138,8 @@ func (c *Controller) replaces(kind string) bool {
 }
 
 // receive reports a new mark (event, metric, log), reports the annotations it
-// could not read, and marks a spot interruption's offering unavailable.
+// could not read, and marks the offering of a spot or capacity reservation
+// interruption unavailable.
 func (c *Controller) receive(node *corev1.Node, m Mark) {
 	kind := m.Kind
 	if !KnownKind(kind) {
@@ -138,31 +153,32 @@ func (c *Controller) receive(node *corev1.Node, m Mark) {
 		c.log.Warn("malformed interruption mark", "node", node.Name, "annotation", key, "value", node.Annotations[key])
 		stowevents.Publish(c.recorder, malformedEvent(node, key, node.Annotations[key]))
 	}
-	if m.Kind == v1alpha1.InterruptionKindSpotInterruption {
-		c.markOffering(node)
+	if r, ok := offeringReasons[m.Kind]; ok {
+		c.markOffering(node, r.reason, r.capacityType)
 	}
 }
 
-// markOffering tells the cloud that the spot offering the Node runs on is
-// short, from the Node's instance type, zone and capacity type labels.
-func (c *Controller) markOffering(node *corev1.Node) {
+// markOffering tells the cloud that the offering the Node runs on is short,
+// from the Node's instance type, zone and capacity type labels (capacityType
+// when it has none: only spot instances get spot interruption warnings, only
+// reserved ones capacity reservation interruptions).
+func (c *Controller) markOffering(node *corev1.Node, reason, capacityType string) {
 	if c.offerings == nil {
 		return
 	}
 	instanceType, zone := node.Labels[corev1.LabelInstanceTypeStable], node.Labels[corev1.LabelTopologyZone]
-	capacityType := node.Labels[v1alpha1.LabelCapacityType]
-	if capacityType == "" {
-		capacityType = v1alpha1.CapacityTypeSpot // only spot instances get spot interruption warnings
+	if ct := node.Labels[v1alpha1.LabelCapacityType]; ct != "" {
+		capacityType = ct
 	}
 	if instanceType == "" || zone == "" {
 		c.log.Warn("not marking the offering: the node has no instance type or zone label", "node", node.Name,
 			"instance_type", instanceType, "zone", zone)
 		return
 	}
-	d := c.offerings.MarkOfferingUnavailable(instanceType, zone, capacityType, ReasonSpotInterruption)
+	d := c.offerings.MarkOfferingUnavailable(instanceType, zone, capacityType, reason)
 	Actions.WithLabelValues(ActionMarkOffering).Inc()
 	c.log.Info("offering marked unavailable", "node", node.Name, "instance_type", instanceType, "zone", zone,
-		"capacity_type", capacityType, "reason", ReasonSpotInterruption, "avoid_for", d.String())
+		"capacity_type", capacityType, "reason", reason, "avoid_for", d.String())
 }
 
 // notManaged reports a marked Node no NodeClaim owns, which is left alone.

@@ -14,11 +14,12 @@ import (
 
 func TestReasonIsTheKindInCamelCase(t *testing.T) {
 	for kind, want := range map[string]string{
-		v1alpha1.InterruptionKindSpotInterruption:        "SpotInterruption",
-		v1alpha1.InterruptionKindRebalanceRecommendation: "RebalanceRecommendation",
-		v1alpha1.InterruptionKindScheduledChange:         "ScheduledChange",
-		v1alpha1.InterruptionKindInstanceStopping:        "InstanceStopping",
-		v1alpha1.InterruptionKindInstanceTerminating:     "InstanceTerminating",
+		v1alpha1.InterruptionKindSpotInterruption:                "SpotInterruption",
+		v1alpha1.InterruptionKindRebalanceRecommendation:         "RebalanceRecommendation",
+		v1alpha1.InterruptionKindScheduledChange:                 "ScheduledChange",
+		v1alpha1.InterruptionKindInstanceStopping:                "InstanceStopping",
+		v1alpha1.InterruptionKindInstanceTerminating:             "InstanceTerminating",
+		v1alpha1.InterruptionKindCapacityReservationInterruption: "CapacityReservationInterruption",
 	} {
 		if got := reason(kind); got != want || nodeclaim.ConditionReason(got) != got {
 			t.Errorf("reason(%q) = %q, want %q (a valid condition reason)", kind, got, want)

@@ -54,6 +54,33 @@ func TestSpotInterruptionDeletesTheClaimOnceAndMarksTheOffering(t *testing.T) {
 	}
 }
 
+// TestCapacityReservationInterruptionReplacesTheNodeAndMarksItsOffering: the
+// owner of an interruptible capacity reservation taking its capacity back
+// deletes the claim and marks the reserved offering unavailable, so that the
+// replacement does not go back into the shrinking reservation.
+func TestCapacityReservationInterruptionReplacesTheNodeAndMarksItsOffering(t *testing.T) {
+	w := start(t, interruption.Options{})
+	claim, node := w.managed("reserved")
+	w.Update(node, func() { node.Labels[v1alpha1.LabelCapacityType] = v1alpha1.CapacityTypeReserved })
+	received := nodeclaimtest.CounterValue(t,
+		interruption.Received.WithLabelValues(v1alpha1.InterruptionKindCapacityReservationInterruption))
+
+	w.mark(node, interruption.Mark{Kind: v1alpha1.InterruptionKindCapacityReservationInterruption,
+		Deadline: w.Clock.Now().Add(2 * time.Minute), EventID: "e-reserved"})
+	w.Eventually(settle, w.deleting(claim))
+	w.ExpectCounter("received_total{kind=capacity-reservation-interruption}",
+		interruption.Received.WithLabelValues(v1alpha1.InterruptionKindCapacityReservationInterruption), received, 1)
+	w.event(node.Name, interruption.EventReplacingNode, 1)
+	want := []offeringCall{{"m6i.large", "us-east-1a", v1alpha1.CapacityTypeReserved, interruption.ReasonCapacityReservationInterruption}}
+	if got := w.offerings.marked(); !slices.Equal(got, want) {
+		t.Errorf("offerings marked %v, want %v", got, want)
+	}
+	cond := nodeclaim.Condition(claim, v1alpha1.ConditionInterrupted)
+	if cond == nil || cond.Reason != "CapacityReservationInterruption" {
+		t.Errorf("claim Interrupted condition = %+v, want reason CapacityReservationInterruption", cond)
+	}
+}
+
 // TestRemarkingAndResyncsActOnce: the same mark seen again (marked again with
 // its event id, a Node update, a resync) deletes nothing more and marks no
 // offering again; a later mark of another kind is reported but the claim,

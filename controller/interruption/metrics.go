@@ -21,7 +21,8 @@ const KindUnknown = "unknown"
 const (
 	// ActionReplace: the Node's NodeClaim was deleted.
 	ActionReplace = "replace"
-	// ActionMarkOffering: a spot interruption's offering was marked unavailable.
+	// ActionMarkOffering: a spot or capacity reservation interruption's
+	// offering was marked unavailable.
 	ActionMarkOffering = "mark_offering"
 	// ActionNone: the mark asks for no replacement (a rebalance recommendation
 	// without ReplaceOnRebalance, an unknown kind) or the Node is already going.

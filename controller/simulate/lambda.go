@@ -4,78 +4,79 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	"github.com/aws/aws-lambda-go/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
-	"github.com/stowage-dev/stowage/controller/interruption"
 	"github.com/stowage-dev/stowage/internal/awsemu"
+	"github.com/stowage-dev/stowage/lambda/handler"
+	"github.com/stowage-dev/stowage/lambda/marker"
+	"github.com/stowage-dev/stowage/lambda/messages/registry"
 )
 
-// spotWarningLead is how long before termination EC2 warns a spot instance.
-const spotWarningLead = 2 * time.Minute
+// sqsBatch is the largest batch the interruption queue's event source
+// mapping hands the Lambda.
+const sqsBatch = 10
 
-// interruptionLambda plays the interruption Lambda's part: each EventBridge
-// event the capacity model raises is read as the Lambda reads it, and the
-// affected Node is marked with interruption.MarkNode, the one writer of the
-// mark the interruption controller acts on. Events queue while the emulator
-// holds its lock and are delivered at the next step.
+// interruptionLambda runs the interruption Lambda's own handler
+// (lambda/handler) on the EventBridge events the capacity model raises, as
+// the queue delivers them: each event's JSON is the body of an SQS record, in
+// batches of up to ten, and the handler parses and marks through the
+// simulated API server. Events queue while the emulator holds its lock and
+// are delivered at the next step. Message and request ids count up, so runs
+// repeat.
 type interruptionLambda struct {
-	w      *world
-	queued []awsemu.Event
-	// marked is told the name of each Node the Lambda marked.
-	marked func(node string)
+	h        *handler.Handler
+	queued   []awsemu.Event
+	messages int
+	requests int
 }
 
 func newInterruptionLambda(w *world, marked func(string)) *interruptionLambda {
-	l := &interruptionLambda{w: w, marked: marked}
+	l := &interruptionLambda{}
+	kube := markedWrites{Client: w.kube, marked: marked}
+	l.h = handler.New(registry.New(), marker.New(kube), w.clk, handler.Config{}, handler.Options{
+		RequestID: func(context.Context) string { l.requests++; return fmt.Sprintf("sim-request-%d", l.requests) },
+	})
 	w.emu.SetEventSink(awsemu.SinkFunc(func(ev awsemu.Event) { l.queued = append(l.queued, ev) }))
 	return l
 }
 
-// deliver handles the queued events.
+// deliver hands the queued events to the handler. A record the handler
+// reports failed is a bug here: the events are AWS's own shapes and the
+// simulated API server does not fail.
 func (l *interruptionLambda) deliver(ctx context.Context) error {
-	events := l.queued
+	queued := l.queued
 	l.queued = nil
-	for _, ev := range events {
-		if err := l.handle(ctx, ev); err != nil {
-			return fmt.Errorf("event %s (%s): %w", ev.ID, ev.DetailType, err)
+	for start := 0; start < len(queued); start += sqsBatch {
+		batch := events.SQSEvent{}
+		for _, ev := range queued[start:min(start+sqsBatch, len(queued))] {
+			body, err := json.Marshal(ev)
+			if err != nil {
+				return fmt.Errorf("encoding event %s: %w", ev.ID, err)
+			}
+			l.messages++
+			batch.Records = append(batch.Records, events.SQSMessage{MessageId: fmt.Sprintf("sim-message-%d", l.messages),
+				Body: string(body), EventSource: "aws:sqs", AWSRegion: ev.Region})
+		}
+		if resp := l.h.HandleSQS(ctx, batch); len(resp.BatchItemFailures) > 0 {
+			return fmt.Errorf("the interruption lambda failed records %v", resp.BatchItemFailures)
 		}
 	}
 	return nil
 }
 
-func (l *interruptionLambda) handle(ctx context.Context, ev awsemu.Event) error {
-	if ev.DetailType != "EC2 Spot Instance Interruption Warning" {
-		return nil
-	}
-	var detail struct {
-		InstanceID string `json:"instance-id"`
-	}
-	if err := json.Unmarshal(ev.Detail, &detail); err != nil {
+// markedWrites tells marked the name of every Node the handler updates,
+// which is how the interruption controller's watch hears of the mark.
+type markedWrites struct {
+	client.Client
+	marked func(node string)
+}
+
+func (m markedWrites) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	if err := m.Client.Update(ctx, obj, opts...); err != nil {
 		return err
 	}
-	at, err := time.Parse(time.RFC3339, ev.Time)
-	if err != nil {
-		return err
-	}
-	in, ok := l.w.instances[detail.InstanceID]
-	if !ok || in.node == "" {
-		return nil
-	}
-	node := &corev1.Node{}
-	if err := l.w.kube.Get(ctx, client.ObjectKey{Name: in.node}, node); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	mark := interruption.Mark{Kind: v1alpha1.InterruptionKindSpotInterruption, Deadline: at.Add(spotWarningLead), EventID: ev.ID}
-	if !interruption.MarkNode(node, mark) {
-		return nil
-	}
-	if err := l.w.kube.Update(ctx, node); err != nil {
-		return err
-	}
-	l.marked(node.Name)
+	m.marked(obj.GetName())
 	return nil
 }

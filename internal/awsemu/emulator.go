@@ -109,6 +109,9 @@ type Emulator struct {
 	params    map[string]string          // SSM parameter name -> value
 	iam       iamState
 	sqs       sqsState
+	bus       busState    // EventBridge rules
+	lambda    lambdaState // functions and event source mappings
+	sts       stsState    // the credentials STS knows
 	sink      EventSink
 	faults    []*Fault
 	calls     map[string]int // action -> calls received
@@ -139,6 +142,9 @@ func New(cfg Config) *Emulator {
 		params:    map[string]string{},
 		iam:       newIAMState(),
 		sqs:       newSQSState(),
+		bus:       newBusState(),
+		lambda:    newLambdaState(),
+		sts:       newSTSState(cfg),
 		calls:     map[string]int{},
 
 		reservations: map[string]*CapacityReservation{},

@@ -25,27 +25,24 @@ type putEventsResult struct {
 	ErrorMessage string `json:"ErrorMessage,omitempty"`
 }
 
-type putTargetsInput struct {
-	Rule    string `json:"Rule"`
-	Targets []struct {
-		ID  string `json:"Id"`
-		Arn string `json:"Arn"`
-	} `json:"Targets"`
+// eventsHandlers answer the EventBridge actions, one line each.
+var eventsHandlers = map[string]func(e *Emulator, w http.ResponseWriter, req request){
+	"PutEvents":         func(e *Emulator, w http.ResponseWriter, req request) { jsonCall(w, req, e.putEvents) },
+	"PutRule":           func(e *Emulator, w http.ResponseWriter, req request) { jsonCall(w, req, e.putRule) },
+	"DescribeRule":      func(e *Emulator, w http.ResponseWriter, req request) { jsonCall(w, req, e.describeRule) },
+	"DeleteRule":        func(e *Emulator, w http.ResponseWriter, req request) { jsonCall(w, req, e.deleteRule) },
+	"PutTargets":        func(e *Emulator, w http.ResponseWriter, req request) { jsonCall(w, req, e.putTargets) },
+	"RemoveTargets":     func(e *Emulator, w http.ResponseWriter, req request) { jsonCall(w, req, e.removeTargets) },
+	"ListTargetsByRule": func(e *Emulator, w http.ResponseWriter, req request) { jsonCall(w, req, e.listTargetsByRule) },
 }
 
 func (e *Emulator) serveEvents(w http.ResponseWriter, req request) {
-	switch req.action {
-	case "PutEvents":
-		jsonCall(w, req, e.putEvents)
-	case "PutRule":
-		jsonCall(w, req, func(in struct{ Name string }) (any, *APIError) {
-			return map[string]string{"RuleArn": "arn:aws:events:" + e.cfg.Region + ":" + e.cfg.AccountID + ":rule/" + in.Name}, nil
-		})
-	case "PutTargets":
-		jsonCall(w, req, e.putTargets)
-	default:
+	h, ok := eventsHandlers[req.action]
+	if !ok {
 		writeJSONError(w, "events", http.StatusBadRequest, "InvalidAction", "unknown EventBridge action "+req.action)
+		return
 	}
+	h(e, w, req)
 }
 
 // putEvents publishes each entry to the sink and the routed queues; an entry
@@ -77,17 +74,4 @@ func (e *Emulator) putEvents(in putEventsInput) (any, *APIError) {
 		out.Entries = append(out.Entries, putEventsResult{EventID: ev.ID})
 	}
 	return out, nil
-}
-
-// putTargets routes every event to the SQS queues named by the targets' ARNs.
-func (e *Emulator) putTargets(in putTargetsInput) (any, *APIError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, t := range in.Targets {
-		parts := strings.Split(t.Arn, ":")
-		if len(parts) == 6 && parts[2] == "sqs" {
-			e.sqs.eventQueues = append(e.sqs.eventQueues, parts[5])
-		}
-	}
-	return map[string]any{"FailedEntryCount": 0, "FailedEntries": []any{}}, nil
 }

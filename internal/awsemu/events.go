@@ -52,7 +52,7 @@ func (e *Emulator) publishLocked(ev Event) {
 	if e.sink != nil {
 		e.sink.Publish(ev)
 	}
-	if len(e.sqs.eventQueues) == 0 {
+	if len(e.sqs.eventQueues) == 0 && len(e.bus.rules) == 0 {
 		return
 	}
 	body, err := json.Marshal(ev)
@@ -60,6 +60,7 @@ func (e *Emulator) publishLocked(ev Event) {
 		e.log.Warn("encoding event", "error", err)
 		return
 	}
+	e.deliverToRulesLocked(ev, body)
 	for _, name := range e.sqs.eventQueues {
 		if q, ok := e.sqs.byName[name]; ok {
 			e.enqueueLocked(q, string(body), 0)

@@ -55,11 +55,18 @@ type caller struct {
 // anonymousActions are the only calls made without credentials.
 var anonymousActions = map[string]bool{"sts:AssumeRoleWithWebIdentity": true}
 
+// noAuthorization are the calls IAM policies do not govern: any
+// authenticated caller may make them.
+var noAuthorization = map[string]bool{"sts:GetCallerIdentity": true}
+
 // authorize authenticates the caller and decides every authorization the call
 // needs; on a refusal it writes the service's error and returns false.
 func (e *Emulator) authorize(w http.ResponseWriter, r *http.Request, req request) bool {
 	action := iamAction(req)
-	c, apiErr := e.callerOf(r, req.service)
+	if noAuthorization[action] {
+		return true // any caller may; the action authenticates it itself
+	}
+	c, apiErr := e.callerOf(req, req.service)
 	if apiErr != nil {
 		e.writeError(w, req, http.StatusForbidden, apiErr.Code, apiErr.Message)
 		return false
@@ -104,46 +111,60 @@ func (e *Emulator) notifyAuthorization(c caller, ar authRequest, ok bool) {
 	}
 }
 
-// callerOf reads the access key (and session token) of a request signed with
-// Signature Version 4, in its Authorization header or, presigned, its query.
-// Keys STS issued must come with their session token and be unexpired; any
-// other key is the account's administrator.
-func (e *Emulator) callerOf(r *http.Request, service string) (caller, *APIError) {
-	cred, token := "", r.Header.Get("X-Amz-Security-Token")
-	if h := r.Header.Get("Authorization"); h != "" {
-		if i := strings.Index(h, "Credential="); i >= 0 {
-			cred, _, _ = strings.Cut(h[i+len("Credential="):], ",")
-		}
-	} else if q := r.URL.Query(); q.Get("X-Amz-Credential") != "" {
-		cred, token = q.Get("X-Amz-Credential"), q.Get("X-Amz-Security-Token")
-	}
-	if cred == "" {
+// callerOf authenticates a request signed with Signature Version 4, in
+// its Authorization header or presigned in its query. A role session's keys
+// (issued by AssumeRoleWithWebIdentity, or to a Lambda function for its
+// execution role) must come with their session token, be unexpired and sign
+// correctly; any other key is the account's administrator. The signature's
+// date is not held against the emulator's clock, which tests may move.
+func (e *Emulator) callerOf(req request, service string) (caller, *APIError) {
+	r := req.http
+	if r.Header.Get("Authorization") == "" && r.URL.Query().Get("X-Amz-Signature") == "" {
 		return caller{anonymous: true}, nil
 	}
-	parts := strings.Split(strings.TrimSpace(cred), "/")
-	c := caller{region: e.cfg.Region}
-	if len(parts) >= 3 {
-		c.region = parts[2]
+	sig, apiErr := parseSigV4(r)
+	if apiErr != nil {
+		return caller{}, apiErr
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	s, issued := e.iam.sessions[parts[0]]
+	c := caller{region: sig.region}
+	cred, role, expired, known := e.sessionOf(sig.accessKeyID)
 	switch {
-	case !issued && strings.HasPrefix(parts[0], "ASIA"):
+	case !known && strings.HasPrefix(sig.accessKeyID, "ASIA"):
 		return c, invalidCredentials(service, false)
-	case !issued:
+	case !known:
 		c.arn = "arn:aws:iam::" + e.cfg.AccountID + ":root"
 		return c, nil
-	case s.token != token:
+	case cred.SessionToken != sig.token:
 		return c, invalidCredentials(service, false)
-	case !e.clk.Now().Before(s.expires):
+	case expired:
 		return c, invalidCredentials(service, true)
+	case role == nil:
+		return c, invalidCredentials(service, false) // its role was deleted
 	}
-	c.role, c.session, c.arn = e.iam.roles[s.role], s.name, e.sessionARN(s.role, s.name)
-	if c.role == nil {
-		return c, invalidCredentials(service, false)
+	if apiErr := verifySigV4(r, req.body, sig, cred, sig.service, sig.date); apiErr != nil {
+		return c, apiErr
 	}
+	c.role, c.arn = role, cred.ARN
+	c.session = cred.ARN[strings.LastIndex(cred.ARN, "/")+1:]
 	return c, nil
+}
+
+// sessionOf finds a role session by its access key: its credential, its
+// role (nil once deleted), and whether it has expired.
+func (e *Emulator) sessionOf(key string) (Credential, *iamRole, bool, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	cred, ok := e.sts.creds[key]
+	prefix := "arn:aws:sts::" + e.cfg.AccountID + ":assumed-role/"
+	if !ok || !strings.HasPrefix(cred.ARN, prefix) {
+		return Credential{}, nil, false, false
+	}
+	name, _, _ := strings.Cut(strings.TrimPrefix(cred.ARN, prefix), "/")
+	expired := false
+	if s, ok := e.iam.sessions[key]; ok {
+		expired = !e.clk.Now().Before(s.expires)
+	}
+	return cred, e.iam.roles[name], expired, true
 }
 
 // invalidCredentials is each protocol's error for credentials it does not
@@ -187,22 +208,7 @@ func (e *Emulator) identityPolicies(c caller) []*policy {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var docs []string
-	for _, name := range sortedNames(c.role.inline) {
-		docs = append(docs, c.role.inline[name])
-	}
-	for _, arn := range c.role.attached {
-		if mp := e.iam.managed[arn]; mp != nil {
-			docs = append(docs, mp.doc)
-		}
-	}
-	out := make([]*policy, 0, len(docs))
-	for _, d := range docs {
-		if p, err := parsePolicy(d, identityPolicy); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
+	return e.identityPoliciesLocked(c.role)
 }
 
 func (e *Emulator) subjectOf(c caller) *subject {

@@ -149,18 +149,18 @@ var matchers = map[string]func(ctx, pol string) bool{
 	"StringEquals":           func(c, p string) bool { return c == p },
 	"StringEqualsIgnoreCase": strings.EqualFold,
 	"StringLike":             func(c, p string) bool { return wildcard(p, c) },
-	"NumericEquals":          numeric(func(c, p float64) bool { return c == p }),
-	"NumericLessThan":        numeric(func(c, p float64) bool { return c < p }),
-	"NumericLessThanEquals":  numeric(func(c, p float64) bool { return c <= p }),
-	"NumericGreaterThan":     numeric(func(c, p float64) bool { return c > p }),
-	"NumericGreaterThanEquals": numeric(func(c, p float64) bool {
+	"NumericEquals":          numericCondition(func(c, p float64) bool { return c == p }),
+	"NumericLessThan":        numericCondition(func(c, p float64) bool { return c < p }),
+	"NumericLessThanEquals":  numericCondition(func(c, p float64) bool { return c <= p }),
+	"NumericGreaterThan":     numericCondition(func(c, p float64) bool { return c > p }),
+	"NumericGreaterThanEquals": numericCondition(func(c, p float64) bool {
 		return c >= p
 	}),
-	"DateEquals":            date(func(c, p time.Time) bool { return c.Equal(p) }),
-	"DateLessThan":          date(func(c, p time.Time) bool { return c.Before(p) }),
-	"DateLessThanEquals":    date(func(c, p time.Time) bool { return !c.After(p) }),
-	"DateGreaterThan":       date(func(c, p time.Time) bool { return c.After(p) }),
-	"DateGreaterThanEquals": date(func(c, p time.Time) bool { return !c.Before(p) }),
+	"DateEquals":            dateCondition(func(c, p time.Time) bool { return c.Equal(p) }),
+	"DateLessThan":          dateCondition(func(c, p time.Time) bool { return c.Before(p) }),
+	"DateLessThanEquals":    dateCondition(func(c, p time.Time) bool { return !c.After(p) }),
+	"DateGreaterThan":       dateCondition(func(c, p time.Time) bool { return c.After(p) }),
+	"DateGreaterThanEquals": dateCondition(func(c, p time.Time) bool { return !c.Before(p) }),
 	"Bool":                  strings.EqualFold,
 	"BinaryEquals":          func(c, p string) bool { return base64.StdEncoding.EncodeToString([]byte(c)) == p },
 	"IpAddress":             ipInRange,
@@ -248,7 +248,7 @@ func (c condition) holds(ctx map[string][]string) bool {
 	return negated
 }
 
-func numeric(cmp func(c, p float64) bool) func(string, string) bool {
+func numericCondition(cmp func(c, p float64) bool) func(string, string) bool {
 	return func(c, p string) bool {
 		x, err1 := strconv.ParseFloat(c, 64)
 		y, err2 := strconv.ParseFloat(p, 64)
@@ -256,7 +256,7 @@ func numeric(cmp func(c, p float64) bool) func(string, string) bool {
 	}
 }
 
-func date(cmp func(c, p time.Time) bool) func(string, string) bool {
+func dateCondition(cmp func(c, p time.Time) bool) func(string, string) bool {
 	parse := func(s string) (time.Time, bool) {
 		if t, err := time.Parse(time.RFC3339, s); err == nil {
 			return t, true

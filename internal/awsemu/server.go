@@ -16,13 +16,14 @@ const (
 
 // request is one decoded call: its service, action and body.
 type request struct {
-	service string // ec2, iam, sqs, ssm, pricing, events
+	service string // ec2, iam, sqs, ssm, pricing, events, sts, lambda
 	action  string
 	form    params // query protocols
 	body    []byte // JSON protocols
 	path    string // REST protocols, escaped
 	query   string // REST protocols' raw query
 	rest    func(*Emulator, http.ResponseWriter, request)
+	http    *http.Request
 }
 
 // restRoute is a JSON-over-REST service: how a request is named, and who serves it.
@@ -76,6 +77,8 @@ func (e *Emulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		e.serveSTS(w, req)
 	case "logs":
 		e.serveLogs(w, req)
+	case "lambda":
+		e.serveLambda(w, req)
 	default:
 		if req.rest != nil {
 			req.rest(e, w, req)
@@ -100,17 +103,24 @@ func decodeRequest(r *http.Request) (request, error) {
 	}
 	first, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	if rt, ok := restRoutes[first]; ok {
-		return request{service: rt.service, action: rt.action(r), body: body, path: r.URL.EscapedPath(), query: r.URL.RawQuery, rest: rt.serve}, nil
+		return request{service: rt.service, action: rt.action(r), body: body, path: r.URL.EscapedPath(), query: r.URL.RawQuery, rest: rt.serve, http: r}, nil
 	}
 	if target := r.Header.Get("X-Amz-Target"); target != "" {
 		prefix, action, _ := strings.Cut(target, ".")
-		return request{service: jsonTargets[prefix], action: action, body: body}, nil
+		return request{service: jsonTargets[prefix], action: action, body: body, http: r}, nil
 	}
-	values, err := url.ParseQuery(string(body))
+	if strings.HasPrefix(r.URL.Path, lambdaPathPrefix) {
+		return lambdaRequest(r, body), nil
+	}
+	query := string(body)
+	if r.Method == http.MethodGet {
+		query = r.URL.RawQuery // a presigned request
+	}
+	values, err := url.ParseQuery(query)
 	if err != nil {
 		return request{}, err
 	}
-	req := request{action: values.Get("Action"), form: newParams(values)}
+	req := request{action: values.Get("Action"), form: newParams(values), body: body, http: r}
 	switch values.Get("Version") {
 	case ec2APIVersion:
 		req.service = "ec2"
@@ -165,6 +175,7 @@ func (e *Emulator) applyFault(w http.ResponseWriter, req request, f *Fault) bool
 var throttleCodes = map[string]string{
 	"ec2": "RequestLimitExceeded", "iam": "Throttling", "sqs": "RequestThrottled",
 	"ssm": "ThrottlingException", "pricing": "ThrottlingException", "events": "ThrottlingException",
+	"sts": "Throttling", "lambda": "TooManyRequestsException",
 }
 
 var iamPrefixes = map[string]string{"pricing": "pricing", "events": "events"}
@@ -181,8 +192,10 @@ func (e *Emulator) writeError(w http.ResponseWriter, req request, status int, co
 	switch req.service {
 	case "ec2":
 		writeEC2Error(w, status, code, msg)
-	case "iam":
+	case "iam", "sts":
 		writeIAMError(w, status, code, msg)
+	case "lambda":
+		writeLambdaError(w, status, code, msg)
 	default:
 		writeJSONError(w, req.service, status, code, msg)
 	}

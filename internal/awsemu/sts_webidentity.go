@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -79,7 +80,29 @@ func (e *Emulator) issueLocked(role, session string, d time.Duration) Credential
 	c := Credentials{AccessKeyID: string(key), SecretAccessKey: base64.StdEncoding.EncodeToString(secret),
 		SessionToken: base64.StdEncoding.EncodeToString(token), Expires: e.clk.Now().Add(d)}
 	e.iam.sessions[c.AccessKeyID] = &roleSession{role: role, name: session, secret: c.SecretAccessKey, token: c.SessionToken, expires: c.Expires}
+	// STS knows it too: GetCallerIdentity (an EKS token) and signatures are checked against it.
+	e.sts.creds[c.AccessKeyID] = Credential{AccessKeyID: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey, SessionToken: c.SessionToken,
+		ARN: e.sessionARN(role, session), UserID: e.iam.roles[role].id + ":" + session}
 	return c
+}
+
+// stsHandlers answer the STS actions beyond GetCallerIdentity, one line each.
+var stsHandlers = map[string]func(e *Emulator, p params) (any, *APIError){
+	"AssumeRoleWithWebIdentity": (*Emulator).assumeRoleWithWebIdentity,
+}
+
+func (e *Emulator) serveSTSAction(w http.ResponseWriter, req request, h func(e *Emulator, p params) (any, *APIError)) {
+	out, apiErr := h(e, req.form)
+	if apiErr != nil {
+		status := stsStatus(apiErr.Code)
+		if apiErr.Code == "AccessDenied" {
+			status = http.StatusForbidden
+		}
+		writeIAMError(w, status, apiErr.Code, apiErr.Message)
+		return
+	}
+	writeXML(w, http.StatusOK, iamResponse{XMLName: xml.Name{Local: req.action + "Response"},
+		Xmlns: stsNamespace, Result: out, RequestID: "req-emulated"})
 }
 
 type xmlCredentials struct {

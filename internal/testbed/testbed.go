@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -110,6 +112,8 @@ type Bed struct {
 	Clients stowaws.Clients
 	// Bridge registers the Nodes of the emulator's running instances.
 	Bridge *Bridge
+	// TokenWebhook authenticates EKS tokens against the emulator's STS.
+	TokenWebhook *TokenWebhook
 	// KubernetesVersion is the API server's minor version, e.g. 1.33.
 	KubernetesVersion string
 	// Cluster and NodeRole are the options' (defaulted) values.
@@ -119,12 +123,13 @@ type Bed struct {
 }
 
 // The kube-controller-manager controllers the bed runs on top of testenv's
-// (Deployments, Jobs and DaemonSets make the pods), and client rates that let
+// (Deployments, Jobs and DaemonSets make the pods; the disruption controller
+// keeps PDBs' status, which the Eviction API reads), and client rates that let
 // kube-controller-manager and kube-scheduler keep up with hundreds of pods at
 // once.
 var (
 	workloadControllers = append(append([]string(nil), testenv.ControllerManagerControllers...),
-		"deployment-controller", "replicaset-controller", "job-controller", "daemonset-controller")
+		"deployment-controller", "replicaset-controller", "job-controller", "daemonset-controller", "disruption-controller")
 	componentFlags = map[string][]string{
 		testenv.KubeControllerManager: {"--controllers=" + strings.Join(workloadControllers, ","),
 			"--kube-api-qps=200", "--kube-api-burst=300"},
@@ -132,20 +137,35 @@ var (
 	}
 )
 
-// Start starts the control plane, installs Stowage's CRDs and RBAC, serves
+// withAPIServerFlags copies flags with extra kube-apiserver flags added.
+func withAPIServerFlags(flags map[string][]string, extra []string) map[string][]string {
+	out := make(map[string][]string, len(flags)+1)
+	for k, v := range flags {
+		out[k] = v
+	}
+	out[testenv.KubeAPIServer] = append(append([]string(nil), flags[testenv.KubeAPIServer]...), extra...)
+	return out
+}
+
+// Start starts the token webhook (EKS tokens, verified by the emulator's
+// STS) and the control plane, installs Stowage's CRDs and RBAC, serves
 // the emulator seeded with the cluster's network, the EKS images of the API
 // server's version and the node role, and runs the bridge. On error what was
 // started is stopped again.
 func Start(ctx context.Context, o Options) (*Bed, error) {
 	o = o.withDefaults()
+	wh, err := StartTokenWebhook(os.TempDir(), o.Cluster, clock.RealClock{})
+	if err != nil {
+		return nil, err
+	}
 	cpo := testenv.BedOptions()
-	cpo.BinDir, cpo.ExtraFlags = o.BinDir, componentFlags
+	cpo.BinDir, cpo.ExtraFlags = o.BinDir, withAPIServerFlags(componentFlags, wh.Flags())
 	cp, err := testenv.StartControlPlane(ctx, cpo)
 	if err != nil {
-		return nil, fmt.Errorf("starting the control plane: %w", err)
+		return nil, errors.Join(fmt.Errorf("starting the control plane: %w", err), wh.Close())
 	}
-	b := &Bed{ControlPlane: cp, AsStowage: rest.CopyConfig(cp.Config), Cluster: o.Cluster, NodeRole: o.NodeRole}
-	b.stops = append(b.stops, cp.Stop)
+	b := &Bed{ControlPlane: cp, AsStowage: rest.CopyConfig(cp.Config), Cluster: o.Cluster, NodeRole: o.NodeRole, TokenWebhook: wh}
+	b.stops = append(b.stops, wh.Close, cp.Stop)
 	b.AsStowage.Impersonate = ServiceAccountUser
 	if err := b.start(ctx, o); err != nil {
 		return nil, errors.Join(err, b.Stop())
@@ -222,9 +242,20 @@ func (b *Bed) startEmulator(ctx context.Context, o Options) error {
 	srv := httptest.NewServer(b.Emulator.Handler())
 	b.stops = append(b.stops, func() error { srv.Close(); return nil })
 	b.EmulatorURL = srv.URL
+	b.stops = append(b.stops, b.Emulator.Shutdown) // pollers and functions stop before the server
+	if err := b.TokenWebhook.SetSTS(srv.URL); err != nil {
+		return err
+	}
 	b.Emulator.SeedDefaultNetwork(b.Cluster)
 	b.Emulator.SeedEKSImages(b.KubernetesVersion)
 	b.Emulator.AddRole(b.NodeRole)
+	// The bed is the emulator's EKS cluster, and its access entries map IAM roles as EKS's do.
+	b.Emulator.AddEKSCluster(awsemu.EKSCluster{Name: b.Cluster, Endpoint: b.ControlPlane.APIServerURL,
+		CAData: b.ControlPlane.Config.CAData, Version: b.KubernetesVersion})
+	b.TokenWebhook.UseAccessEntries(func(roleARN string) (RoleMapping, bool) {
+		a, ok := b.Emulator.AccessEntryFor(b.Cluster, roleARN)
+		return RoleMapping{Username: a.Username, Groups: a.Groups}, ok
+	})
 	var err error
 	b.Clients, err = stowaws.LoadClients(ctx, Region, config.WithBaseEndpoint(srv.URL),
 		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("AKIDEMULATOR", "secret", "")),

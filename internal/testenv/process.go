@@ -31,14 +31,19 @@ type process struct {
 
 // startProcess runs bin with args, its output going to logDir/name.log.
 func startProcess(name, bin, logDir string, args, env []string) (*process, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	return runProcess(name, logDir, cmd)
+}
+
+// runProcess starts cmd, its output going to logDir/name.log.
+func runProcess(name, logDir string, cmd *exec.Cmd) (*process, error) {
 	logPath := filepath.Join(logDir, name+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("creating the %s log: %w", name, err)
 	}
-	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()

@@ -96,6 +96,10 @@ const (
 	// InterruptionKindInstanceTerminating: an EC2 Instance State-change
 	// Notification that the instance is shutting down or terminated.
 	InterruptionKindInstanceTerminating = "instance-terminating"
+	// InterruptionKindCapacityReservationInterruption: an EC2 Capacity
+	// Reservation Instance Interruption Warning; the owner of an interruptible
+	// capacity reservation is taking its capacity back, about two minutes later.
+	InterruptionKindCapacityReservationInterruption = "capacity-reservation-interruption"
 )
 
 // InterruptionKinds lists every value of AnnotationInterruptionKind.
@@ -105,6 +109,7 @@ var InterruptionKinds = []string{
 	InterruptionKindScheduledChange,
 	InterruptionKindInstanceStopping,
 	InterruptionKindInstanceTerminating,
+	InterruptionKindCapacityReservationInterruption,
 }
 
 // DisruptedNoScheduleTaint is put on a node before it is drained.
