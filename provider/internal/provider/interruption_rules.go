@@ -11,9 +11,11 @@ import (
 // state-change rule, which the Lambda tells apart by state).
 type interruptionRule struct {
 	// Name is the rule's name after the queue's prefix.
-	Name       string
-	Source     string
-	DetailType string
+	Name   string
+	Source string
+	// DetailTypes are the detail-types of the kind; AWS sends some kinds
+	// under more than one spelling.
+	DetailTypes []string
 	// Detail narrows the event's detail, as an EventBridge pattern does.
 	Detail map[string][]string
 }
@@ -21,18 +23,19 @@ type interruptionRule struct {
 // interruptionRules are the rules that feed the queue, one per kind of
 // event the Lambda parses.
 var interruptionRules = []interruptionRule{
-	{Name: "spot-interruption", Source: "aws.ec2", DetailType: "EC2 Spot Instance Interruption Warning"},
-	{Name: "rebalance-recommendation", Source: "aws.ec2", DetailType: "EC2 Instance Rebalance Recommendation"},
-	{Name: "scheduled-change", Source: "aws.health", DetailType: "AWS Health Event",
+	{Name: "spot-interruption", Source: "aws.ec2", DetailTypes: []string{"EC2 Spot Instance Interruption Warning"}},
+	{Name: "rebalance-recommendation", Source: "aws.ec2", DetailTypes: []string{"EC2 Instance Rebalance Recommendation"}},
+	{Name: "scheduled-change", Source: "aws.health", DetailTypes: []string{"AWS Health Event"},
 		Detail: map[string][]string{"service": {"EC2"}, "eventTypeCategory": {"scheduledChange"}}},
-	{Name: "state-change", Source: "aws.ec2", DetailType: "EC2 Instance State-change Notification",
+	{Name: "state-change", Source: "aws.ec2", DetailTypes: []string{"EC2 Instance State-change Notification"},
 		Detail: map[string][]string{"state": {"stopping", "stopped", "shutting-down", "terminated"}}},
-	{Name: "capacity-reservation-interruption", Source: "aws.ec2", DetailType: "EC2 Capacity Reservation Instance Interruption Warning"},
+	{Name: "capacity-reservation-interruption", Source: "aws.ec2", DetailTypes: []string{"EC2 Capacity Reservation Instance Interruption Warning",
+		"EC2 Interruptible Capacity Reservation Instance Interruption Warning"}},
 }
 
 // pattern is the rule's event pattern, compact JSON.
 func (r interruptionRule) pattern() string {
-	p := map[string]any{"source": []string{r.Source}, "detail-type": []string{r.DetailType}}
+	p := map[string]any{"source": []string{r.Source}, "detail-type": r.DetailTypes}
 	if len(r.Detail) > 0 {
 		p["detail"] = r.Detail
 	}

@@ -95,7 +95,7 @@ func setAttributes(ctx context.Context, c *sqs.Client, url string, attrs map[str
 func putRule(ctx context.Context, c *eventbridge.Client, name string, rule interruptionRule, queueARN string, tags map[string]string) error {
 	_, err := c.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String(name), EventPattern: aws.String(rule.pattern()),
 		State: ebtypes.RuleStateEnabled, Tags: eventbridgeTags(tags),
-		Description: aws.String("Stowage: " + rule.DetailType + " events to the interruption queue")})
+		Description: aws.String("Stowage: " + rule.DetailTypes[0] + " events to the interruption queue")})
 	if err != nil {
 		return fmt.Errorf("putting rule %s: %w", name, err)
 	}
@@ -152,11 +152,11 @@ func (r *queueResource) Read(ctx context.Context, req resource.ReadRequest, resp
 	if m.RulePrefix.IsNull() || m.RulePrefix.IsUnknown() {
 		m.RulePrefix = m.Name
 	}
-	m.readAttributes(attrs)
 	if err := m.readDLQ(ctx, c.sqs); err != nil {
 		resp.Diagnostics.AddError("Reading the dead-letter queue", err.Error())
 		return
 	}
+	m.readAttributes(attrs) // after the dead-letter queue: the redrive must name it
 	tags, err := c.sqs.ListQueueTags(ctx, &sqs.ListQueueTagsInput{QueueUrl: aws.String(url)})
 	if err != nil {
 		resp.Diagnostics.AddError("Reading the interruption queue's tags", err.Error())
