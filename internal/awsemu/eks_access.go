@@ -64,7 +64,7 @@ func (e *Emulator) PodIdentityAssociations() []PodIdentityAssociation {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]PodIdentityAssociation, 0, len(e.eksAccess.associations))
-	for _, id := range sortedNames(e.eksAccess.associations) {
+	for _, id := range sortedKeys(e.eksAccess.associations) {
 		out = append(out, *e.eksAccess.associations[id])
 	}
 	return out
@@ -249,7 +249,7 @@ func (e *Emulator) listAccessEntries(cluster, _ string, _ request) (any, int, *A
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := []string{}
-	for _, key := range sortedNames(e.eksAccess.entries) {
+	for _, key := range sortedKeys(e.eksAccess.entries) {
 		if a := e.eksAccess.entries[key]; a.Cluster == cluster {
 			out = append(out, a.PrincipalARN)
 		}
@@ -338,7 +338,7 @@ func (e *Emulator) listPodIdentityAssociations(cluster, _ string, req request) (
 	defer e.mu.Unlock()
 	q, _ := url.ParseQuery(req.query)
 	out := []map[string]any{}
-	for _, id := range sortedNames(e.eksAccess.associations) {
+	for _, id := range sortedKeys(e.eksAccess.associations) {
 		a := e.eksAccess.associations[id]
 		if a.Cluster != cluster || (q.Get("namespace") != "" && q.Get("namespace") != a.Namespace) ||
 			(q.Get("serviceAccount") != "" && q.Get("serviceAccount") != a.ServiceAccount) {

@@ -7,7 +7,7 @@ import (
 
 func (e *Emulator) profilesOfLocked(role string) []*InstanceProfile {
 	var out []*InstanceProfile
-	for _, name := range sortedNames(e.iam.profiles) {
+	for _, name := range sortedKeys(e.iam.profiles) {
 		if contains(e.iam.profiles[name].Roles, role) {
 			out = append(out, e.iam.profiles[name])
 		}
@@ -62,7 +62,7 @@ func (e *Emulator) iamListInstanceProfiles(p params) (any, *APIError) {
 		Profiles  []xmlProfileBody `xml:"InstanceProfiles>member"`
 		Truncated bool             `xml:"IsTruncated"`
 	}{}
-	for _, name := range sortedNames(e.iam.profiles) {
+	for _, name := range sortedKeys(e.iam.profiles) {
 		if prof := e.iam.profiles[name]; strings.HasPrefix(prof.Path, orDefault(p.str("PathPrefix"), "/")) {
 			res, _ := e.iamProfileResultLocked("GetInstanceProfile", name)
 			out.Profiles = append(out.Profiles, res.(profileResult).Profile)
@@ -86,5 +86,5 @@ func (e *Emulator) iamListInstanceProfileTags(p params) (any, *APIError) {
 func (e *Emulator) InstanceProfiles() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return sortedNames(e.iam.profiles)
+	return sortedKeys(e.iam.profiles)
 }

@@ -73,7 +73,7 @@ func (e *Emulator) iamListRolePolicies(p params) (any, *APIError) {
 	return struct {
 		Names     []string `xml:"PolicyNames>member"`
 		Truncated bool     `xml:"IsTruncated"`
-	}{sortedNames(r.inline), false}, nil
+	}{sortedKeys(r.inline), false}, nil
 }
 
 func (e *Emulator) iamAttachRolePolicy(p params) (any, *APIError) {

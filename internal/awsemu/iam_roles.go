@@ -4,7 +4,6 @@ import (
 	"encoding/xml"
 	"net/url"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 )
@@ -90,7 +89,7 @@ func (e *Emulator) RolePolicies(role string) (inline map[string]string, attached
 func (e *Emulator) Roles() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return sortedNames(e.iam.roles)
+	return sortedKeys(e.iam.roles)
 }
 
 // iamHandlers answer the IAM actions beyond instance profiles, one line each,
@@ -160,7 +159,7 @@ type xmlRoleFull struct {
 
 func xmlTags(tags map[string]string) []xmlTagMember {
 	out := make([]xmlTagMember, 0, len(tags))
-	for _, k := range sortedNames(tags) {
+	for _, k := range sortedKeys(tags) {
 		out = append(out, xmlTagMember{k, tags[k]})
 	}
 	return out
@@ -285,14 +284,4 @@ func (e *Emulator) iamUntagRole(p params) (any, *APIError) {
 		delete(r.tags, k)
 	}
 	return nil, nil
-}
-
-// sortedNames returns a map's keys in order.
-func sortedNames[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

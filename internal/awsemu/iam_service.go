@@ -73,7 +73,7 @@ func (e *Emulator) identityPoliciesLocked(r *iamRole) []*policy {
 			out = append(out, p)
 		}
 	}
-	for _, name := range sortedNames(r.inline) {
+	for _, name := range sortedKeys(r.inline) {
 		add(r.inline[name])
 	}
 	for _, arn := range r.attached {

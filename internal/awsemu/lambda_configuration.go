@@ -85,13 +85,20 @@ func (e *Emulator) updateFunctionConfiguration(name string, in updateFunctionCon
 func (e *Emulator) Functions() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return sortedNames(e.lambda.functions)
+	return sortedKeys(e.lambda.functions)
 }
 
 // EventSourceMappings returns the ids of every event source mapping, sorted.
 func (e *Emulator) EventSourceMappings() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := sortedNames(e.lambda.mappings)
+	out := sortedKeys(e.lambda.mappings)
 	return slices.Clip(out)
+}
+
+// Rules returns the names of every EventBridge rule, sorted.
+func (e *Emulator) Rules() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return sortedKeys(e.bus.rules)
 }

@@ -102,7 +102,7 @@ func (e *Emulator) describeLogGroups(in describeLogGroupsInput) (any, *APIError)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := []map[string]any{}
-	for _, name := range sortedNames(e.logGroups) {
+	for _, name := range sortedKeys(e.logGroups) {
 		if !strings.HasPrefix(name, in.Prefix) {
 			continue
 		}
@@ -213,5 +213,5 @@ func (e *Emulator) listLogGroupTags(in logTagsInput) (any, *APIError) {
 func (e *Emulator) LogGroups() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return sortedNames(e.logGroups)
+	return sortedKeys(e.logGroups)
 }

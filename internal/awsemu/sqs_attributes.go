@@ -311,7 +311,7 @@ func (e *Emulator) sqsListQueues(in listQueuesInput) (any, *APIError) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	urls := []string{}
-	for _, name := range sortedNames(e.sqs.byName) {
+	for _, name := range sortedKeys(e.sqs.byName) {
 		if strings.HasPrefix(name, in.Prefix) {
 			urls = append(urls, e.sqs.byName[name].url)
 		}
@@ -323,7 +323,7 @@ func (e *Emulator) sqsListQueues(in listQueuesInput) (any, *APIError) {
 func (e *Emulator) Queues() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return sortedNames(e.sqs.byName)
+	return sortedKeys(e.sqs.byName)
 }
 
 // QueueAttributes returns a queue's attributes as GetQueueAttributes All
