@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -38,6 +39,7 @@ const e2eSettle = 3 * time.Minute
 type e2e struct {
 	*cliEnv
 	bed        *testbed.Bed
+	functions  *testbed.RIERuntime // runs the Lambda Terraform deploys
 	tls        *httptest.Server
 	caBundle   string
 	controller *testbed.ControllerProcess
@@ -52,8 +54,12 @@ const e2eNamespace = "shop"
 // the provider to the bed, runs the controller exactly as Terraform deployed
 // it (its Deployment's arguments and environment, its service account, its
 // IAM role through IRSA, every AWS call checked against the generated
-// policy), has it place a workload, sees a launch outside the policy denied,
-// and destroys everything, leaving nothing in the emulator.
+// policy), has it place a workload, puts a spot interruption through
+// EventBridge, the queue and the Lambda Terraform deployed (under the
+// runtime interface emulator, as its own role, mapped into the cluster by its
+// access entry) to the controller, which replaces the node without losing a
+// pod; sees a launch outside the policy denied; and destroys everything,
+// leaving nothing in the emulator.
 func TestEveryResourceEndToEnd(t *testing.T) {
 	e := startE2E(t)
 	dir := e.copyExample(t, "testdata/e2e")
@@ -70,6 +76,7 @@ func TestEveryResourceEndToEnd(t *testing.T) {
 		run  func(t *testing.T)
 	}{
 		{"the controller, as its IAM role, places the workload on spot", e.placesWorkload},
+		{"a spot interruption goes through EventBridge, the queue and the Lambda to a replacement", e.spotInterruptionIsHandled},
 		{"a launch outside the generated policy is denied", e.launchOutsidePolicyIsDenied},
 	}
 	for _, s := range steps {
@@ -89,7 +96,7 @@ func TestEveryResourceEndToEnd(t *testing.T) {
 func startE2E(t *testing.T) *e2e {
 	t.Helper()
 	bin, err := testenv.Assets(testenv.Terraform, testenv.Etcd, testenv.KubeAPIServer, testenv.KubeScheduler,
-		testenv.KubeControllerManager, testenv.Kwok)
+		testenv.KubeControllerManager, testenv.Kwok, testenv.LambdaRIE)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +118,8 @@ func startE2E(t *testing.T) *e2e {
 		}
 	})
 	e := &e2e{bed: b, cliEnv: &cliEnv{bin: filepath.Join(bin, testenv.Terraform), cp: b.ControlPlane, dir: t.TempDir()}}
+	e.functions = &testbed.RIERuntime{Dir: t.TempDir(), EndpointURL: b.EmulatorURL}
+	b.Emulator.SetFunctionRuntime(e.functions)
 	e.mirror = filepath.Join(e.dir, "mirror")
 	e.tls = httptest.NewTLSServer(b.Emulator.Handler())
 	t.Cleanup(e.tls.Close)
@@ -147,8 +156,9 @@ func (e *e2e) vars(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	ca := base64.StdEncoding.EncodeToString(e.bed.ControlPlane.Config.CAData)
+	arch := map[string]string{"amd64": "x86_64", "arm64": "arm64"}[runtime.GOARCH]
 	return []string{"-var", "aws_endpoint=" + e.tls.URL, "-var", "cluster_endpoint=" + e.bed.ControlPlane.APIServerURL,
-		"-var", "cluster_ca=" + ca, "-var", "oidc_provider_arn=" + oidc}
+		"-var", "cluster_ca=" + ca, "-var", "oidc_provider_arn=" + oidc, "-var", "lambda_architecture=" + arch}
 }
 
 // startController builds stowage from this tree and runs it as the bed's
@@ -199,7 +209,7 @@ func (e *e2e) placesWorkload(t *testing.T) {
 	e.eventually(t, func() error { return e.running("storefront", 4, v1alpha1.CapacityTypeSpot) })
 }
 
-// running checks n pods of app Running on nodes of the capacity type.
+// running checks n pods of app Running, on nodes of the capacity type unless it is empty.
 func (e *e2e) running(app string, n int, capacityType string) error {
 	ctx := context.Background()
 	if err := e.controller.Err(); err != nil {
@@ -218,7 +228,7 @@ func (e *e2e) running(app string, n int, capacityType string) error {
 		if err := e.bed.Admin.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, &node); err != nil {
 			return err
 		}
-		if node.Labels[v1alpha1.LabelCapacityType] != capacityType {
+		if capacityType != "" && node.Labels[v1alpha1.LabelCapacityType] != capacityType {
 			return fmt.Errorf("pod %s runs on %s, a %s node", p.Name, node.Name, node.Labels[v1alpha1.LabelCapacityType])
 		}
 		running++
@@ -290,7 +300,9 @@ func (e *e2e) expectNothingLeft(t *testing.T) {
 	if roles := emu.Roles(); len(roles) != 1 || roles[0] != "UnusedBedNodeRole" {
 		t.Errorf("roles left: %v", roles)
 	}
-	for what, left := range map[string][]string{"instance profiles": emu.InstanceProfiles(), "queues": emu.Queues(), "log groups": emu.LogGroups()} {
+	for what, left := range map[string][]string{"instance profiles": emu.InstanceProfiles(), "queues": emu.Queues(),
+		"log groups": emu.LogGroups(), "functions": emu.Functions(), "event source mappings": emu.EventSourceMappings(),
+		"rules": emu.Rules()} {
 		if len(left) > 0 {
 			t.Errorf("%s left: %v", what, left)
 		}
@@ -302,6 +314,9 @@ func (e *e2e) expectNothingLeft(t *testing.T) {
 	}
 	if lts := emu.LaunchTemplates(); len(lts) > 0 {
 		t.Errorf("%d launch templates left", len(lts))
+	}
+	if _, ok := emu.AccessEntryFor("bed", "arn:aws:iam::123456789012:role/bed-interruption"); ok {
+		t.Error("the Lambda's access entry is left")
 	}
 }
 

@@ -10,6 +10,7 @@ variable "aws_endpoint" { type = string }
 variable "cluster_endpoint" { type = string }
 variable "cluster_ca" { type = string } # base64 PEM
 variable "oidc_provider_arn" { type = string }
+variable "lambda_architecture" { type = string } # the machine's, for the runtime interface emulator
 
 provider "stowage" {
   aws_region       = "us-east-1"
@@ -53,6 +54,15 @@ resource "stowage_controller_role" "controller" {
 
 resource "stowage_interruption_queue" "bed" {
   name = "bed-interruptions"
+}
+
+resource "stowage_interruption_handler" "bed" {
+  name             = "bed-interruption"
+  queue_arn        = stowage_interruption_queue.bed.arn
+  cluster_name     = "bed"
+  cluster_endpoint = var.cluster_endpoint
+  cluster_ca_data  = var.cluster_ca
+  architecture     = var.lambda_architecture
 }
 
 resource "stowage_controller" "this" {
