@@ -164,3 +164,36 @@ func checkOnlyEventBridgeSends(t *testing.T) resource.TestCheckFunc {
 		return nil
 	}
 }
+
+// TestAccInterruptionQueueTakesOverWhatExists: queues and a rule left by an
+// apply that failed part-way (or made by hand) are taken over, their
+// settings converged, rather than refused.
+func TestAccInterruptionQueueTakesOverWhatExists(t *testing.T) {
+	ctx := context.Background()
+	q, events := sqs.NewFromConfig(adminAWS()), eventbridge.NewFromConfig(adminAWS())
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providers,
+		CheckDestroy: func(*terraform.State) error {
+			if left := access.emu.Queues(); len(left) > 0 {
+				return fmt.Errorf("queues left: %v", left)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{{
+			PreConfig: func() {
+				for _, name := range []string{"acc-interruptions-dlq", "acc-interruptions"} {
+					if _, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: awssdk.String(name),
+						Attributes: map[string]string{"MessageRetentionPeriod": "86400"}}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, err := events.PutRule(ctx, &eventbridge.PutRuleInput{Name: awssdk.String("acc-interruptions-spot-interruption"),
+					EventPattern: awssdk.String(`{"source":["aws.ec2"]}`)}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			Config: queueConfig(""),
+			Check:  resource.ComposeTestCheckFunc(checkQueue(t, "300", "5"), checkOnlyEventBridgeSends(t)),
+		}},
+	})
+}
