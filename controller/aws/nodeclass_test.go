@@ -14,6 +14,7 @@ func TestNodeClassResolution(t *testing.T) {
 		fault       *awsemu.Fault
 		wantReady   bool
 		wantReason  string
+		wantMessage string
 		wantSubnets int
 		wantAMIs    int
 	}{
@@ -31,9 +32,19 @@ func TestNodeClassResolution(t *testing.T) {
 		{name: "no subnet matches", mutate: func(_ *env, nc *v1alpha1.NodeClass) {
 			nc.Spec.SubnetSelectorTerms = []v1alpha1.SelectorTerm{{Tags: map[string]string{"nothing": "here"}}}
 		}, wantReason: "ResolutionFailed"},
-		{name: "unknown role", mutate: func(_ *env, nc *v1alpha1.NodeClass) { nc.Spec.Role = "NoSuchRole" }, wantReason: "ResolutionFailed"},
+		// As an administrator, whom IAM lets pass any role, a role that does not exist fails resolution.
+		{name: "unknown role", mutate: func(e *env, nc *v1alpha1.NodeClass) {
+			nc.Spec.Role = "NoSuchRole"
+			e.cp = e.newProvider(e.clients)
+		}, wantReason: "ResolutionFailed"},
+		// The generated policy passes only the node role: another is refused, and the condition says which permission.
+		{name: "a role the controller's policy does not pass", mutate: func(e *env, nc *v1alpha1.NodeClass) {
+			nc.Spec.Role = "OtherRole"
+			e.emu.AddRole("OtherRole")
+			e.denialsExpected.Store(true)
+		}, wantReason: "Unauthorized", wantMessage: "iam:PassRole"},
 		{name: "missing permission is named", fault: &awsemu.Fault{Action: "DescribeSubnets", Kind: awsemu.FaultAccessDenied},
-			wantReason: "Unauthorized"},
+			wantReason: "Unauthorized", wantMessage: "ec2:DescribeSubnets"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,8 +60,8 @@ func TestNodeClassResolution(t *testing.T) {
 			if (cond.Status == "True") != tc.wantReady || (tc.wantReason != "" && cond.Reason != tc.wantReason) {
 				t.Fatalf("condition %+v, want ready=%v reason %q", cond, tc.wantReady, tc.wantReason)
 			}
-			if tc.wantReason == "Unauthorized" && !contains(cond.Message, "ec2:DescribeSubnets") {
-				t.Errorf("message %q does not name ec2:DescribeSubnets", cond.Message)
+			if !contains(cond.Message, tc.wantMessage) {
+				t.Errorf("message %q does not name %s", cond.Message, tc.wantMessage)
 			}
 			if len(st.Subnets) != tc.wantSubnets || len(st.AMIs) != tc.wantAMIs || (tc.wantReady && (len(st.SecurityGroups) != 1 || st.InstanceProfile == "")) {
 				t.Errorf("status %d subnets, %d AMIs, %d groups, profile %q; want %d subnets, %d AMIs",

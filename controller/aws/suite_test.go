@@ -3,6 +3,7 @@ package aws_test
 import (
 	"context"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,7 +28,8 @@ const (
 )
 
 // env is an emulator on loopback and a cloud provider whose real SDK clients
-// talk to it.
+// talk to it as the controller's role, under the policy generated for it;
+// clients are the administrator's, for tests that call AWS themselves.
 type env struct {
 	emu     *awsemu.Emulator
 	srv     *httptest.Server
@@ -39,6 +41,11 @@ type env struct {
 	sg      string
 	images  map[string]string
 	opts    stowaws.Options
+	// hear, a func(awsemu.Authorization) once stored, hears every decision
+	// the emulator makes for the cloud provider's role (asController).
+	hear atomic.Value
+	// denialsExpected stops asController failing the test on a denial.
+	denialsExpected atomic.Bool
 }
 
 // envOption adjusts the emulator's configuration or the cloud provider's
@@ -68,7 +75,7 @@ func newEnv(t testing.TB, types []awsemu.InstanceTypeSpec, zones int, options ..
 	e.emu.AddRole(nodeRole)
 	e.clients = stowaws.ClientsFromConfig(sdkConfig(e.srv.URL, 3))
 	e.nc = nodeClass("default", "al2023@latest")
-	e.cp = e.newProvider(e.clients)
+	e.cp = e.newProvider(asController(t, e, types))
 	return e
 }
 

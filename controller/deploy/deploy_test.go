@@ -67,7 +67,7 @@ func TestManifestsDecodeStrictlyIntoTheExpectedObjects(t *testing.T) {
 	}
 	slices.Sort(kinds)
 	want := []string{"*v1.ClusterRole", "*v1.ClusterRoleBinding", "*v1.Deployment", "*v1.Namespace",
-		"*v1.PodDisruptionBudget", "*v1.Role", "*v1.RoleBinding", "*v1.ServiceAccount"}
+		"*v1.PodDisruptionBudget", "*v1.Role", "*v1.RoleBinding", "*v1.Service", "*v1.ServiceAccount"}
 	if !slices.Equal(kinds, want) {
 		t.Errorf("manifests hold %v, want %v", kinds, want)
 	}
@@ -303,4 +303,26 @@ func optionsFromEnv(t *testing.T, env []corev1.EnvVar) *options.Options {
 		t.Errorf("leader election namespace %q, want %q (where the Lease Role is)", o.LeaderElectionNamespace, deploy.Namespace)
 	}
 	return o
+}
+
+func TestMetricsServiceReachesEveryReplicasMetricsPort(t *testing.T) {
+	ms := manifests(t)
+	svc := only[*corev1.Service](t, ms)
+	d := only[*appsv1.Deployment](t, ms)
+	if !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(d.Spec.Template.Labels)) || len(svc.Spec.Selector) == 0 {
+		t.Errorf("the service selects %v, not the controller's pods %v", svc.Spec.Selector, d.Spec.Template.Labels)
+	}
+	if svc.Spec.Type != corev1.ServiceTypeClusterIP || len(svc.Spec.Ports) != 1 {
+		t.Fatalf("service type %s with %d ports, want one ClusterIP port", svc.Spec.Type, len(svc.Spec.Ports))
+	}
+	p := svc.Spec.Ports[0]
+	var target *corev1.ContainerPort
+	for i, cp := range d.Spec.Template.Spec.Containers[0].Ports {
+		if cp.Name == p.TargetPort.String() {
+			target = &d.Spec.Template.Spec.Containers[0].Ports[i]
+		}
+	}
+	if p.Name != "http-metrics" || target == nil || target.ContainerPort != 8080 {
+		t.Errorf("port %s targets %s (%v), want http-metrics on the container's 8080", p.Name, p.TargetPort.String(), target)
+	}
 }

@@ -37,6 +37,9 @@ func eksAction(r *http.Request) string {
 	if r.Method == http.MethodGet && len(parts) == 2 && parts[0] == "clusters" {
 		return "DescribeCluster"
 	}
+	if a := eksAccessAction(r); a != "" {
+		return a
+	}
 	return r.Method + " " + r.URL.Path
 }
 
@@ -51,6 +54,9 @@ func (e *Emulator) serveEKS(w http.ResponseWriter, req request) {
 		}
 		writeJSON(w, "eks", out)
 	default:
+		if e.serveEKSAccess(w, req) {
+			return
+		}
 		writeRESTError(w, http.StatusNotFound, &APIError{"UnknownOperationException", "unknown EKS operation " + req.action})
 	}
 }

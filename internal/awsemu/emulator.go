@@ -117,7 +117,11 @@ type Emulator struct {
 	calls     map[string]int // action -> calls received
 	observers []func(Call)   // told of every request received, see OnCall
 
+	authObservers []func(Authorization) // told of every authorization decision, see OnAuthorize
+	logGroups     map[string]*logGroup  // name -> CloudWatch Logs group (logs.go)
+
 	eksClusters  map[string]EKSCluster           // name -> cluster (eks.go)
+	eksAccess    eksAccessState                  // access entries and Pod Identity associations (eks_access.go)
 	reservations map[string]*CapacityReservation // id -> reservation
 	vcpuLimits   map[QuotaBucket]int             // bucket -> vCPU limit; absent is unlimited
 }

@@ -172,7 +172,7 @@ func (e *Emulator) deliverToRulesLocked(ev Event, body []byte) {
 			continue
 		}
 		for _, id := range sortedKeys(r.targets) {
-			if q, ok := e.queueByARNLocked(r.targets[id]); ok {
+			if q, ok := e.queueByARNLocked(r.targets[id]); ok && e.eventBridgeMaySendLocked(q, e.ruleARN(r.name)) {
 				e.enqueueLocked(q, string(body), 0)
 			}
 		}

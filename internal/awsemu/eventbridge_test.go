@@ -88,10 +88,15 @@ func TestEmulatorEventsFollowTheRules(t *testing.T) {
 	}
 }
 
+// eventBridgeMaySend is a queue policy that lets EventBridge send to the queue.
+const eventBridgeMaySend = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"events.amazonaws.com"},` +
+	`"Action":"sqs:SendMessage","Resource":"*"}]}`
+
 func queue(t *testing.T, q *sqs.Client, name string) (url, arn string) {
 	t.Helper()
 	ctx := context.Background()
-	out, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: awssdk.String(name)})
+	// EventBridge may send only to a queue whose policy lets it.
+	out, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: awssdk.String(name), Attributes: map[string]string{"Policy": eventBridgeMaySend}})
 	if err != nil {
 		t.Fatal(err)
 	}

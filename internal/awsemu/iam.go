@@ -7,12 +7,16 @@ import (
 )
 
 type iamState struct {
-	roles    map[string]bool
+	roles    map[string]*iamRole // name -> role (iam_roles.go)
 	profiles map[string]*InstanceProfile
+	managed  map[string]*managedPolicy // ARN -> policy (iam_roles.go)
+	oidc     map[string]*oidcProvider  // issuer without https:// -> provider (sts.go)
+	sessions map[string]*roleSession   // access key id -> session (sts.go)
 }
 
 func newIAMState() iamState {
-	return iamState{roles: map[string]bool{}, profiles: map[string]*InstanceProfile{}}
+	return iamState{roles: map[string]*iamRole{}, profiles: map[string]*InstanceProfile{}, managed: awsManagedPolicies(),
+		oidc: map[string]*oidcProvider{}, sessions: map[string]*roleSession{}}
 }
 
 // InstanceProfile is an emulated IAM instance profile.
@@ -24,11 +28,14 @@ type InstanceProfile struct {
 	Tags  map[string]string
 }
 
-// AddRole creates an IAM role that instance profiles may hold.
+// AddRole creates an IAM role that instance profiles may hold: one EC2 may
+// assume, with no policy.
 func (e *Emulator) AddRole(name string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.iam.roles[name] = true
+	if e.iam.roles[name] == nil {
+		e.iam.roles[name] = e.newRoleLocked(name, "/", ec2TrustPolicy)
+	}
 }
 
 // InstanceProfile returns a copy of a profile and whether it exists.
@@ -93,7 +100,7 @@ func (e *Emulator) serveIAM(w http.ResponseWriter, req request) {
 	case "AddRoleToInstanceProfile":
 		apiErr = e.addRoleLocked(name, p.str("RoleName"))
 	default:
-		apiErr = &APIError{"InvalidAction", "unknown IAM action " + req.action}
+		result, apiErr = e.serveIAMRolesLocked(req.action, p)
 	}
 	if apiErr != nil {
 		writeIAMError(w, iamStatus(apiErr.Code), apiErr.Code, apiErr.Message)
@@ -121,7 +128,7 @@ func (e *Emulator) addRoleLocked(profile, role string) *APIError {
 	if !ok {
 		return &APIError{"NoSuchEntity", "Instance Profile " + profile + " cannot be found."}
 	}
-	if !e.iam.roles[role] {
+	if e.iam.roles[role] == nil {
 		return &APIError{"NoSuchEntity", "The role with name " + role + " cannot be found."}
 	}
 	if len(prof.Roles) > 0 {

@@ -10,6 +10,7 @@ import (
 var jsonNamespaces = map[string]string{
 	"sqs": "com.amazonaws.sqs", "ssm": "com.amazonaws.ssm",
 	"pricing": "com.amazonaws.pricing", "events": "com.amazonaws.eventbridge",
+	"logs": "com.amazonaws.cloudwatchlogs",
 }
 
 func jsonContentType(service string) string {

@@ -37,6 +37,7 @@ type function struct {
 	zip                                       []byte
 	lastModified                              time.Time
 	revision                                  int
+	vpc                                       *vpcConfig // lambda_configuration.go
 	// cred is the execution role's session the code signs with.
 	cred    Credential
 	deleted bool
@@ -74,6 +75,7 @@ type createFunctionInput struct {
 	Code          struct {
 		ZipFile []byte `json:"ZipFile"`
 	} `json:"Code"`
+	VpcConfig *vpcConfig `json:"VpcConfig"`
 }
 
 // functionConfiguration is Lambda's FunctionConfiguration.
@@ -96,6 +98,7 @@ type functionConfiguration struct {
 	State            string               `json:"State"`
 	LastUpdateStatus string               `json:"LastUpdateStatus"`
 	RevisionID       string               `json:"RevisionId"`
+	VpcConfig        *vpcConfig           `json:"VpcConfig,omitempty"`
 }
 
 func (e *Emulator) functionARN(name string) string {
@@ -128,6 +131,7 @@ func (e *Emulator) createFunction(in createFunctionInput) (*functionConfiguratio
 			fn.env[k] = v
 		}
 	}
+	fn.vpc = in.VpcConfig.orNil()
 	fn.cred = e.roleSessionLocked(fn.role, fn.name)
 	e.lambda.functions[fn.name] = fn
 	return e.configurationLocked(fn), nil
@@ -184,6 +188,7 @@ func (e *Emulator) configurationLocked(fn *function) *functionConfiguration {
 	if len(fn.env) > 0 {
 		c.Environment = &functionEnvironment{Variables: fn.env}
 	}
+	c.VpcConfig = fn.vpc
 	return c
 }
 

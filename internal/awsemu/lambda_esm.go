@@ -111,6 +111,9 @@ func (e *Emulator) createEventSourceMapping(in esmInput) (*esmConfiguration, *AP
 	if !ok {
 		return nil, &APIError{"InvalidParameterValueException", "Error occurred while ReceiveMessage. SQS Error Code: AWS.SimpleQueueService.NonExistentQueue. SQS Error Message: The specified queue does not exist."}
 	}
+	if apiErr := e.executionRoleMayPollLocked(fn.role, q); apiErr != nil {
+		return nil, apiErr
+	}
 	for _, m := range e.lambda.mappings {
 		if m.sourceARN == in.EventSourceArn && m.function == fn.name {
 			return nil, &APIError{"ResourceConflictException", fmt.Sprintf("An event source mapping with SQS arn (\" %s \") and function (\" %s \") already exists. Please update or delete the existing mapping with UUID %s", in.EventSourceArn, fn.name, m.uuid)}

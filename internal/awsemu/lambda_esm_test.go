@@ -10,6 +10,7 @@ import (
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -69,6 +70,7 @@ func newESMWorld(t *testing.T, handle func(awsemu.FunctionCode, []byte) ([]byte,
 	c := client(t, w.e)
 	w.l, w.q = lambda.NewFromConfig(c), sqs.NewFromConfig(c)
 	w.url, w.arn = queue(t, w.q, "interruptions")
+	executionRole(t, iam.NewFromConfig(c), w.arn)
 	createFunction(t, w.l, "interruption", zipOf(t, "x"), 30)
 	return w
 }
@@ -257,5 +259,22 @@ func TestMappingLifecycle(t *testing.T) {
 	if _, err := w.l.CreateEventSourceMapping(ctx, &lambda.CreateEventSourceMappingInput{EventSourceArn: awssdk.String(w.arn),
 		FunctionName: awssdk.String("interruption"), BatchSize: awssdk.Int32(11)}); !errorsAs(err, &invalid) {
 		t.Errorf("eleven records without a window: %v, want InvalidParameterValueException", err)
+	}
+}
+
+// executionRole makes the functions' role, with what Lambda's poller needs
+// on the queue: Lambda checks it before it maps the queue.
+func executionRole(t *testing.T, c *iam.Client, queueARN string) {
+	t.Helper()
+	ctx := context.Background()
+	name := awssdk.String(roleARN[strings.LastIndex(roleARN, "/")+1:])
+	trust := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"lambda.amazonaws.com"},"Action":"sts:AssumeRole"}]}`
+	if _, err := c.CreateRole(ctx, &iam.CreateRoleInput{RoleName: name, AssumeRolePolicyDocument: awssdk.String(trust)}); err != nil {
+		t.Fatal(err)
+	}
+	doc := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["sqs:ReceiveMessage","sqs:DeleteMessage","sqs:GetQueueAttributes"],` +
+		`"Resource":"` + queueARN + `"}]}`
+	if _, err := c.PutRolePolicy(ctx, &iam.PutRolePolicyInput{RoleName: name, PolicyName: awssdk.String("queue"), PolicyDocument: awssdk.String(doc)}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -24,6 +24,7 @@ var lambdaRoutes = []lambdaRoute{
 	{"POST /2015-03-31/functions", "CreateFunction", (*Emulator).createFunctionHTTP},
 	{"GET /2015-03-31/functions/{name}", "GetFunction", (*Emulator).getFunctionHTTP},
 	{"PUT /2015-03-31/functions/{name}/code", "UpdateFunctionCode", (*Emulator).updateFunctionCodeHTTP},
+	{"PUT /2015-03-31/functions/{name}/configuration", "UpdateFunctionConfiguration", (*Emulator).updateFunctionConfigurationHTTP},
 	{"DELETE /2015-03-31/functions/{name}", "DeleteFunction", (*Emulator).deleteFunctionHTTP},
 	{"POST /2015-03-31/functions/{name}/invocations", "Invoke", (*Emulator).invokeHTTP},
 	{"POST /2015-03-31/event-source-mappings/{$}", "CreateEventSourceMapping", (*Emulator).createESMHTTP},

@@ -80,6 +80,7 @@ func (e *Emulator) takeBatch(m *mapping, n int) ([]sqsMessage, <-chan struct{}, 
 	url := ""
 	if ok {
 		url = q.url
+		_, ok = e.roleMayLocked(e.executionRoleLocked(m), q, "sqs:ReceiveMessage") // polled as the function's role
 	}
 	e.mu.Unlock()
 	if !ok {
@@ -240,6 +241,9 @@ func batchFailures(out []byte, ids []string) ([]string, error) {
 func (e *Emulator) deleteDelivered(m *mapping, batch []sqsMessage, failed []string) []string {
 	e.mu.Lock()
 	q, ok := e.queueByARNLocked(m.sourceARN)
+	if ok {
+		_, ok = e.roleMayLocked(e.executionRoleLocked(m), q, "sqs:DeleteMessage")
+	}
 	e.mu.Unlock()
 	if !ok {
 		return nil

@@ -20,7 +20,8 @@ type request struct {
 	action  string
 	form    params // query protocols
 	body    []byte // JSON protocols
-	path    string // REST protocols
+	path    string // REST protocols, escaped
+	query   string // REST protocols' raw query
 	rest    func(*Emulator, http.ResponseWriter, request)
 	http    *http.Request
 }
@@ -52,7 +53,11 @@ func (e *Emulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e.notifyCall(req, received)
-	if f := e.countAndFault(req.action); f != nil && e.applyFault(w, req, f) {
+	f := e.countAndFault(req.action)
+	if !e.authorize(w, r, req) {
+		return
+	}
+	if f != nil && e.applyFault(w, req, f) {
 		return
 	}
 	switch req.service {
@@ -70,6 +75,8 @@ func (e *Emulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		e.serveEvents(w, req)
 	case "sts":
 		e.serveSTS(w, req)
+	case "logs":
+		e.serveLogs(w, req)
 	case "lambda":
 		e.serveLambda(w, req)
 	default:
@@ -86,6 +93,7 @@ var jsonTargets = map[string]string{
 	"AmazonSSM":           "ssm",
 	"AWSPriceListService": "pricing",
 	"AWSEvents":           "events",
+	"Logs_20140328":       "logs",
 }
 
 func decodeRequest(r *http.Request) (request, error) {
@@ -95,7 +103,7 @@ func decodeRequest(r *http.Request) (request, error) {
 	}
 	first, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	if rt, ok := restRoutes[first]; ok {
-		return request{service: rt.service, action: rt.action(r), body: body, path: r.URL.Path, rest: rt.serve, http: r}, nil
+		return request{service: rt.service, action: rt.action(r), body: body, path: r.URL.EscapedPath(), query: r.URL.RawQuery, rest: rt.serve, http: r}, nil
 	}
 	if target := r.Header.Get("X-Amz-Target"); target != "" {
 		prefix, action, _ := strings.Cut(target, ".")

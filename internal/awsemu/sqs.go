@@ -23,6 +23,9 @@ type queue struct {
 	visibility time.Duration
 	messages   []*message
 	arrived    chan struct{} // closed and replaced whenever a message is enqueued
+	tags       map[string]string
+	created    time.Time
+	modified   time.Time
 }
 
 type message struct {
@@ -73,7 +76,8 @@ func (e *Emulator) createQueueLocked(name string, attrs map[string]string) *queu
 		return q
 	}
 	q := &queue{name: name, url: "https://sqs." + e.cfg.Region + ".amazonaws.com/" + e.cfg.AccountID + "/" + name,
-		attributes: map[string]string{}, visibility: 30 * time.Second, arrived: make(chan struct{})}
+		attributes: map[string]string{}, visibility: 30 * time.Second, arrived: make(chan struct{}),
+		tags: map[string]string{}, created: e.clk.Now(), modified: e.clk.Now()}
 	for k, v := range attrs {
 		q.attributes[k] = v
 	}
@@ -136,6 +140,10 @@ func (e *Emulator) serveSQS(w http.ResponseWriter, req request) {
 	case "DeleteQueue":
 		jsonCall(w, req, e.sqsDeleteQueue)
 	default:
+		if h, ok := sqsHandlers[req.action]; ok {
+			h(e, w, req)
+			return
+		}
 		writeJSONError(w, "sqs", http.StatusBadRequest, "UnsupportedOperation", "unknown SQS action "+req.action)
 	}
 }

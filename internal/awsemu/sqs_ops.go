@@ -2,6 +2,7 @@ package awsemu
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -9,14 +10,21 @@ type sqsQueueInput struct {
 	QueueName  string            `json:"QueueName"`
 	QueueURL   string            `json:"QueueUrl"`
 	Attributes map[string]string `json:"Attributes"`
+	Tags       map[string]string `json:"tags"`
 }
 
 func (e *Emulator) sqsCreateQueue(in sqsQueueInput) (any, *APIError) {
 	if in.QueueName == "" {
 		return nil, &APIError{"MissingParameter", "The request must contain the parameter QueueName."}
 	}
+	if !queueNamePattern.MatchString(strings.TrimSuffix(in.QueueName, ".fifo")) {
+		return nil, &APIError{"InvalidParameterValue", "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length"}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if apiErr := e.validateQueueAttributesLocked(in.Attributes); apiErr != nil {
+		return nil, apiErr
+	}
 	if q, ok := e.sqs.byName[in.QueueName]; ok {
 		for k, v := range in.Attributes {
 			if q.attributes[k] != v {
@@ -24,7 +32,14 @@ func (e *Emulator) sqsCreateQueue(in sqsQueueInput) (any, *APIError) {
 			}
 		}
 	}
-	return map[string]string{"QueueUrl": e.createQueueLocked(in.QueueName, in.Attributes).url}, nil
+	q, existed := e.sqs.byName[in.QueueName]
+	if !existed {
+		q = e.createQueueLocked(in.QueueName, in.Attributes)
+		for k, v := range in.Tags {
+			q.tags[k] = v
+		}
+	}
+	return map[string]string{"QueueUrl": q.url}, nil
 }
 
 func (e *Emulator) sqsGetQueueURL(in sqsQueueInput) (any, *APIError) {
@@ -104,6 +119,7 @@ func (e *Emulator) receiveOnce(in receiveMessageInput) ([]sqsMessage, <-chan str
 		return nil, nil, err
 	}
 	now := e.clk.Now()
+	e.expireAndRedriveLocked(q, now)
 	vis := q.visibility
 	if in.VisibilityTimeout != nil {
 		vis = time.Duration(*in.VisibilityTimeout) * time.Second
@@ -149,31 +165,6 @@ func (e *Emulator) sqsDeleteMessage(in deleteMessageInput) (any, *APIError) {
 		}
 	}
 	return nil, &APIError{"ReceiptHandleIsInvalid", "The input receipt handle \"" + in.ReceiptHandle + "\" is not a valid receipt handle."}
-}
-
-func (e *Emulator) sqsGetQueueAttributes(in sqsQueueInput) (any, *APIError) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	q, err := e.queueByURLLocked(in.QueueURL)
-	if err != nil {
-		return nil, err
-	}
-	now := e.clk.Now()
-	visible, inFlight := 0, 0
-	for _, m := range q.messages {
-		if now.Before(m.visibleAt) {
-			inFlight++
-		} else {
-			visible++
-		}
-	}
-	attrs := map[string]string{
-		"ApproximateNumberOfMessages":           strconv.Itoa(visible),
-		"ApproximateNumberOfMessagesNotVisible": strconv.Itoa(inFlight),
-		"VisibilityTimeout":                     strconv.Itoa(int(q.visibility / time.Second)),
-		"QueueArn":                              "arn:aws:sqs:" + e.cfg.Region + ":" + e.cfg.AccountID + ":" + q.name,
-	}
-	return map[string]map[string]string{"Attributes": attrs}, nil
 }
 
 func (e *Emulator) sqsPurgeQueue(in sqsQueueInput) (any, *APIError) {

@@ -78,6 +78,10 @@ type getCallerIdentityResponse struct {
 // caller of the verified signature; JSON when the client accepts it, as
 // aws-iam-authenticator asks.
 func (e *Emulator) serveSTS(w http.ResponseWriter, req request) {
+	if h, ok := stsHandlers[req.action]; ok {
+		e.serveSTSAction(w, req, h) // sts_webidentity.go
+		return
+	}
 	if req.action != "GetCallerIdentity" {
 		writeIAMError(w, http.StatusBadRequest, "InvalidAction", "Could not find operation "+req.action+" for version "+stsAPIVersion)
 		return

@@ -13,12 +13,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/stowage-dev/stowage/controller/aws/iampolicy"
 	lambdarbac "github.com/stowage-dev/stowage/controller/deploy/lambda"
 	"github.com/stowage-dev/stowage/internal/awsemu"
 	"github.com/stowage-dev/stowage/lambda/config"
@@ -71,7 +73,6 @@ func (b *Bed) StartLambda(ctx context.Context, o LambdaOptions) (*Lambda, error)
 	l := &Lambda{RoleARN: "arn:aws:iam::" + awsemu.DefaultConfig().AccountID + ":role/" + LambdaRole,
 		AWS: aws.Config{Region: Region, BaseEndpoint: aws.String(b.EmulatorURL), RetryMaxAttempts: 3,
 			Credentials: credentials.NewStaticCredentialsProvider(awsemu.DefaultAccessKeyID, awsemu.DefaultSecretAccessKey, "")}}
-	b.Emulator.AddRole(LambdaRole)
 	b.TokenWebhook.MapRole(l.RoleARN, RoleMapping{Username: LambdaUser, Groups: []string{lambdarbac.Group}})
 	dir, err := os.MkdirTemp("", "stowage-lambda-")
 	if err != nil {
@@ -82,6 +83,9 @@ func (b *Bed) StartLambda(ctx context.Context, o LambdaOptions) (*Lambda, error)
 	l.Runtime = &RIERuntime{Dir: dir, EndpointURL: b.EmulatorURL}
 	b.Emulator.SetFunctionRuntime(l.Runtime)
 	if err := l.createQueue(ctx, o); err != nil {
+		return nil, err
+	}
+	if err := l.createRole(ctx); err != nil {
 		return nil, err
 	}
 	if err := l.createRules(ctx); err != nil {
@@ -112,8 +116,11 @@ func (l *Lambda) createQueue(ctx context.Context, o LambdaOptions) error {
 	if visibility == 0 {
 		visibility = 30
 	}
+	// EventBridge may send only to a queue whose policy lets it: the bed's rules may.
+	policy := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"events.amazonaws.com"},"Action":"sqs:SendMessage",` +
+		`"Resource":"*","Condition":{"ArnLike":{"aws:SourceArn":"arn:aws:events:*:*:rule/stowage-interruption-*"}}}]}`
 	out, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(InterruptionQueue),
-		Attributes: map[string]string{"VisibilityTimeout": strconv.Itoa(visibility)}})
+		Attributes: map[string]string{"VisibilityTimeout": strconv.Itoa(visibility), "Policy": policy}})
 	if err != nil {
 		return fmt.Errorf("creating the interruption queue: %w", err)
 	}
@@ -124,6 +131,27 @@ func (l *Lambda) createQueue(ctx context.Context, o LambdaOptions) error {
 		return fmt.Errorf("reading the interruption queue's ARN: %w", err)
 	}
 	l.QueueARN = attrs.Attributes["QueueArn"]
+	return nil
+}
+
+// createRole makes the Lambda's execution role with the policy Stowage
+// generates for it: its queue and its log group, nothing else (Lambda checks
+// it before it maps the queue).
+func (l *Lambda) createRole(ctx context.Context) error {
+	doc, err := iampolicy.Lambda(iampolicy.LambdaConfig{Region: Region, AccountID: awsemu.DefaultConfig().AccountID,
+		QueueARN: l.QueueARN, LogGroup: "/aws/lambda/" + LambdaFunction})
+	if err != nil {
+		return err
+	}
+	c := iam.NewFromConfig(l.AWS)
+	trust := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"lambda.amazonaws.com"},"Action":"sts:AssumeRole"}]}`
+	if _, err := c.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String(LambdaRole), AssumeRolePolicyDocument: aws.String(trust)}); err != nil {
+		return fmt.Errorf("creating the Lambda's role: %w", err)
+	}
+	if _, err := c.PutRolePolicy(ctx, &iam.PutRolePolicyInput{RoleName: aws.String(LambdaRole), PolicyName: aws.String("interruption"),
+		PolicyDocument: aws.String(doc.JSON())}); err != nil {
+		return fmt.Errorf("putting the Lambda's policy: %w", err)
+	}
 	return nil
 }
 

@@ -72,6 +72,9 @@ type Options struct {
 	BootDelay BootDelay
 	// OnBridgeError hears of registrations that failed (and are retried); nil ignores them.
 	OnBridgeError func(error)
+	// Bare leaves Stowage uninstalled: no CRDs, namespace, service account or
+	// RBAC, for a test that installs them itself (with Terraform).
+	Bare bool
 }
 
 func (o Options) withDefaults() Options {
@@ -178,8 +181,10 @@ func (b *Bed) start(ctx context.Context, o Options) error {
 	if b.Admin, err = client.New(b.ControlPlane.Config, client.Options{Scheme: scheme}); err != nil {
 		return fmt.Errorf("building the admin client: %w", err)
 	}
-	if err := b.install(ctx); err != nil {
-		return err
+	if !o.Bare {
+		if err := b.install(ctx); err != nil {
+			return err
+		}
 	}
 	if b.KubernetesVersion, err = operator.KubernetesVersion(b.AsStowage); err != nil {
 		return err
@@ -244,6 +249,13 @@ func (b *Bed) startEmulator(ctx context.Context, o Options) error {
 	b.Emulator.SeedDefaultNetwork(b.Cluster)
 	b.Emulator.SeedEKSImages(b.KubernetesVersion)
 	b.Emulator.AddRole(b.NodeRole)
+	// The bed is the emulator's EKS cluster, and its access entries map IAM roles as EKS's do.
+	b.Emulator.AddEKSCluster(awsemu.EKSCluster{Name: b.Cluster, Endpoint: b.ControlPlane.APIServerURL,
+		CAData: b.ControlPlane.Config.CAData, Version: b.KubernetesVersion})
+	b.TokenWebhook.UseAccessEntries(func(roleARN string) (RoleMapping, bool) {
+		a, ok := b.Emulator.AccessEntryFor(b.Cluster, roleARN)
+		return RoleMapping{Username: a.Username, Groups: a.Groups}, ok
+	})
 	var err error
 	b.Clients, err = stowaws.LoadClients(ctx, Region, config.WithBaseEndpoint(srv.URL),
 		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("AKIDEMULATOR", "secret", "")),

@@ -54,9 +54,10 @@ type TokenWebhook struct {
 	clk     clock.PassiveClock
 	client  *http.Client
 
-	mu    sync.Mutex
-	sts   *url.URL               // the emulator's STS endpoint
-	roles map[string]RoleMapping // IAM role ARN -> user
+	mu      sync.Mutex
+	sts     *url.URL               // the emulator's STS endpoint
+	roles   map[string]RoleMapping // IAM role ARN -> user
+	entries func(roleARN string) (RoleMapping, bool)
 }
 
 // StartTokenWebhook serves the webhook on loopback over TLS and writes its
@@ -112,6 +113,14 @@ func (w *TokenWebhook) MapRole(roleARN string, m RoleMapping) {
 	w.roles[roleARN] = m
 }
 
+// UseAccessEntries maps the roles MapRole does not through entries (the
+// emulator's EKS access entries of the cluster).
+func (w *TokenWebhook) UseAccessEntries(entries func(roleARN string) (RoleMapping, bool)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.entries = entries
+}
+
 // Close stops the webhook.
 func (w *TokenWebhook) Close() error {
 	w.srv.Close()
@@ -150,7 +159,11 @@ func (w *TokenWebhook) authenticate(ctx context.Context, token string) (authnv1.
 	role, session := canonicalARN(caller.Arn)
 	w.mu.Lock()
 	m, ok := w.roles[role]
+	entries := w.entries
 	w.mu.Unlock()
+	if !ok && entries != nil {
+		m, ok = entries(role) // the cluster's EKS access entries, as EKS consults them
+	}
 	if !ok {
 		return authnv1.UserInfo{}, fmt.Errorf("ARN %s is not mapped", role)
 	}

@@ -29,7 +29,8 @@ const (
 // token the API server knows, an EKS token webhook that accepts tokens minted
 // for eksCluster, and the AWS emulator that answers eks:DescribeCluster.
 var access struct {
-	emulator    *httptest.Server
+	emulator    *httptest.Server // over TLS: queue policies deny plain HTTP
+	emu         *awsemu.Emulator
 	webhook     *httptest.Server
 	eksAccepted atomic.Int64 // EKS tokens the webhook accepted
 }
@@ -95,11 +96,30 @@ func signedFor(presigned string) bool {
 		q.Get("X-Amz-Credential") != ""
 }
 
-// startEmulator serves eks:DescribeCluster for eksCluster at the bed's API server.
-func startEmulator(endpoint string, caPEM []byte) {
+// startEmulator serves the emulated AWS over TLS, with eks:DescribeCluster
+// for eksCluster at the bed's API server, and makes the AWS SDK (the
+// provider's, in this process) trust its certificate through AWS_CA_BUNDLE,
+// written into dir.
+func startEmulator(endpoint string, caPEM []byte, dir string) error {
 	e := awsemu.New(awsemu.DefaultConfig())
 	e.AddEKSCluster(awsemu.EKSCluster{Name: eksCluster, Endpoint: endpoint, CAData: caPEM, Version: "1.37"})
-	access.emulator = e.Start()
+	access.emu, access.emulator = e, httptest.NewTLSServer(e.Handler())
+	bundle := filepath.Join(dir, "emulator-ca.pem")
+	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: access.emulator.Certificate().Raw})
+	if err := os.WriteFile(bundle, cert, 0o600); err != nil {
+		return err
+	}
+	return os.Setenv("AWS_CA_BUNDLE", bundle)
+}
+
+// awsProvider is the provider block of a configuration that reaches the emulator.
+func awsProvider() string {
+	return fmt.Sprintf(`
+provider "stowage" {
+  aws_region       = "us-east-1"
+  aws_endpoint_url = %q
+}
+`, access.emulator.URL)
 }
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

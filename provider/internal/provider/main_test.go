@@ -8,18 +8,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stowage-dev/stowage/controller/apis/crds"
 	"github.com/stowage-dev/stowage/internal/testenv"
 	"github.com/stowage-dev/stowage/provider/internal/provider"
 )
 
-// bed is the package's one control plane: etcd and kube-apiserver with
-// Stowage's CRDs, reached by the provider through KUBE_CONFIG_PATH.
+// bed is the package's one control plane: etcd, kube-apiserver and
+// kube-controller-manager with Stowage's CRDs, reached by the provider
+// through KUBE_CONFIG_PATH.
 var bed struct {
 	cp  *testenv.ControlPlane
 	dyn dynamic.Interface
@@ -38,7 +41,8 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	bin, err := testenv.Assets(testenv.Terraform, testenv.Etcd, testenv.KubeAPIServer)
+	ctrllog.SetLogger(logr.Discard()) // envtest's client logs through controller-runtime
+	bin, err := testenv.Assets(testenv.Terraform, testenv.Etcd, testenv.KubeAPIServer, testenv.KubeControllerManager)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "provider acceptance tests: %v\n", err)
 		return 1
@@ -67,13 +71,18 @@ func run(m *testing.M) int {
 	defer access.webhook.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cp, err := testenv.StartControlPlane(ctx, testenv.Options{BinDir: bin, ExtraFlags: map[string][]string{testenv.KubeAPIServer: extra}})
+	// kube-controller-manager finishes namespace deletions (stowage_controller's destroy waits for its namespace).
+	cp, err := testenv.StartControlPlane(ctx, testenv.Options{BinDir: bin, ControllerManager: true,
+		ExtraFlags: map[string][]string{testenv.KubeAPIServer: extra}})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting the control plane: %v\n", err)
 		return 1
 	}
 	defer cp.Stop()
-	startEmulator(cp.APIServerURL, cp.Config.CAData)
+	if err := startEmulator(cp.APIServerURL, cp.Config.CAData, dir); err != nil {
+		fmt.Fprintf(os.Stderr, "starting the emulator: %v\n", err)
+		return 1
+	}
 	defer access.emulator.Close()
 	defer func() {
 		if stowagePath != "" {

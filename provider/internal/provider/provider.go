@@ -38,7 +38,8 @@ func (p *Provider) Metadata(_ context.Context, _ provider.MetadataRequest, resp 
 func (p *Provider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Declares Stowage's capacity policy (node pools and node classes) and shows, in `terraform plan`, " +
-			"what a policy costs and which nodes a change replaces.\n\n" + accessDescription,
+			"what a policy costs and which nodes a change replaces; and deploys Stowage itself: the controller's least-privilege " +
+			"IAM role, the node role, the interruption queue and its rules, and the controller in the cluster.\n\n" + accessDescription,
 		Attributes: providerAttributes(),
 	}
 }
@@ -52,15 +53,16 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 		return
 	}
 	access := newClusterAccess(m)
+	access.version = p.version
 	resp.ResourceData, resp.DataSourceData = access, access
 }
 
 // Resources lists the resources.
 func (p *Provider) Resources(context.Context) []func() resource.Resource {
-	return []func() resource.Resource{newNodePoolResource, newNodeClassResource}
+	return []func() resource.Resource{newNodePoolResource, newNodeClassResource, newNodeRoleResource, newControllerRoleResource, newControllerResource, newQueueResource, newHandlerResource}
 }
 
 // DataSources lists the data sources.
 func (p *Provider) DataSources(context.Context) []func() datasource.DataSource {
-	return []func() datasource.DataSource{newPlanDataSource, newInstanceTypesDataSource}
+	return []func() datasource.DataSource{newPlanDataSource, newInstanceTypesDataSource, newControllerPolicyDataSource}
 }

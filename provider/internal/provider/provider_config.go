@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -83,11 +84,16 @@ func envList(env []string) string {
 // clusterAccess builds the Kubernetes client on first use.
 type clusterAccess struct {
 	cfg     kube.Config
+	version string   // the provider's
 	unknown []string // attributes not known yet (at plan time)
 
 	once   sync.Once
 	client *kube.Client
 	err    error
+
+	awsOnce sync.Once // aws.go
+	awsCfg  aws.Config
+	awsErr  error
 }
 
 func newClusterAccess(m providerModel) *clusterAccess {

@@ -1,0 +1,2 @@
+# The controller is imported by its namespace.
+terraform import stowage_controller.this stowage

@@ -1,0 +1,144 @@
+package awsemu
+
+import (
+	"net/url"
+	"strings"
+)
+
+type xmlAttachedPolicy struct {
+	Name string `xml:"PolicyName"`
+	Arn  string `xml:"PolicyArn"`
+}
+
+// iamPutRolePolicy adds or replaces an inline policy; all of a role's inline
+// policies together stay within IAM's 10,240-character quota.
+func (e *Emulator) iamPutRolePolicy(p params) (any, *APIError) {
+	r, apiErr := e.roleLocked(p.str("RoleName"))
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	name, doc := p.str("PolicyName"), p.str("PolicyDocument")
+	if !policyNamePattern.MatchString(name) {
+		return nil, &APIError{"ValidationError", "The specified value for policyName is invalid"}
+	}
+	if _, err := parsePolicy(doc, identityPolicy); err != nil {
+		return nil, &APIError{"MalformedPolicyDocument", err.Error()}
+	}
+	total := policySize(doc)
+	for n, d := range r.inline {
+		if n != name {
+			total += policySize(d)
+		}
+	}
+	if total > maxInlinePolicySize {
+		return nil, &APIError{"LimitExceeded", "Maximum policy size of 10240 bytes exceeded for role " + r.name}
+	}
+	r.inline[name] = doc
+	return nil, nil
+}
+
+func (e *Emulator) iamGetRolePolicy(p params) (any, *APIError) {
+	r, apiErr := e.roleLocked(p.str("RoleName"))
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	doc, ok := r.inline[p.str("PolicyName")]
+	if !ok {
+		return nil, &APIError{"NoSuchEntity", "The role policy with name " + p.str("PolicyName") + " cannot be found."}
+	}
+	return struct {
+		RoleName   string `xml:"RoleName"`
+		PolicyName string `xml:"PolicyName"`
+		Document   string `xml:"PolicyDocument"`
+	}{r.name, p.str("PolicyName"), url.QueryEscape(doc)}, nil
+}
+
+func (e *Emulator) iamDeleteRolePolicy(p params) (any, *APIError) {
+	r, apiErr := e.roleLocked(p.str("RoleName"))
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	if _, ok := r.inline[p.str("PolicyName")]; !ok {
+		return nil, &APIError{"NoSuchEntity", "The role policy with name " + p.str("PolicyName") + " cannot be found."}
+	}
+	delete(r.inline, p.str("PolicyName"))
+	return nil, nil
+}
+
+func (e *Emulator) iamListRolePolicies(p params) (any, *APIError) {
+	r, apiErr := e.roleLocked(p.str("RoleName"))
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	return struct {
+		Names     []string `xml:"PolicyNames>member"`
+		Truncated bool     `xml:"IsTruncated"`
+	}{sortedKeys(r.inline), false}, nil
+}
+
+func (e *Emulator) iamAttachRolePolicy(p params) (any, *APIError) {
+	r, apiErr := e.roleLocked(p.str("RoleName"))
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	arn := p.str("PolicyArn")
+	if e.iam.managed[arn] == nil {
+		return nil, &APIError{"NoSuchEntity", "Policy " + arn + " does not exist or is not attachable."}
+	}
+	if contains(r.attached, arn) {
+		return nil, nil
+	}
+	if len(r.attached) >= maxManagedPolicies {
+		return nil, &APIError{"LimitExceeded", "Cannot exceed quota for PoliciesPerRole: 10"}
+	}
+	r.attached = append(r.attached, arn)
+	return nil, nil
+}
+
+func (e *Emulator) iamDetachRolePolicy(p params) (any, *APIError) {
+	r, apiErr := e.roleLocked(p.str("RoleName"))
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	arn := p.str("PolicyArn")
+	for i, a := range r.attached {
+		if a == arn {
+			r.attached = append(r.attached[:i], r.attached[i+1:]...)
+			return nil, nil
+		}
+	}
+	return nil, &APIError{"NoSuchEntity", "Policy " + arn + " was not found."}
+}
+
+func (e *Emulator) iamListAttachedRolePolicies(p params) (any, *APIError) {
+	r, apiErr := e.roleLocked(p.str("RoleName"))
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	out := struct {
+		Policies  []xmlAttachedPolicy `xml:"AttachedPolicies>member"`
+		Truncated bool                `xml:"IsTruncated"`
+	}{}
+	for _, arn := range r.attached {
+		out.Policies = append(out.Policies, xmlAttachedPolicy{e.iam.managed[arn].name, arn})
+	}
+	return out, nil
+}
+
+func (e *Emulator) iamGetPolicy(p params) (any, *APIError) {
+	mp := e.iam.managed[p.str("PolicyArn")]
+	if mp == nil {
+		return nil, &APIError{"NoSuchEntity", "Policy " + p.str("PolicyArn") + " was not found."}
+	}
+	type xmlPolicy struct {
+		Name       string `xml:"PolicyName"`
+		ID         string `xml:"PolicyId"`
+		Arn        string `xml:"Arn"`
+		Path       string `xml:"Path"`
+		Version    string `xml:"DefaultVersionId"`
+		Attachable bool   `xml:"IsAttachable"`
+	}
+	return struct {
+		Policy xmlPolicy `xml:"Policy"`
+	}{xmlPolicy{mp.name, "ANPA" + strings.ToUpper(mp.name), mp.arn, "/", "v1", true}}, nil
+}
