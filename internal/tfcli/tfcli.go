@@ -68,7 +68,8 @@ func buildProvider(mirror string) error {
 }
 
 // Run runs terraform in dir with args (-no-color added after the
-// subcommand) and returns its combined output.
+// subcommand, except for `providers schema -json`, which has no colours) and
+// returns its combined output.
 func (c *CLI) Run(dir string, args ...string) (string, error) {
 	timeout := c.Timeout
 	if timeout == 0 {
@@ -76,7 +77,11 @@ func (c *CLI) Run(dir string, args ...string) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, c.Bin, append([]string{args[0], "-no-color"}, args[1:]...)...)
+	full := args
+	if args[0] != "providers" {
+		full = append([]string{args[0], "-no-color"}, args[1:]...)
+	}
+	cmd := exec.CommandContext(ctx, c.Bin, full...)
 	cmd.Dir, cmd.Env = dir, c.Env
 	out, err := cmd.CombinedOutput()
 	if err != nil {
