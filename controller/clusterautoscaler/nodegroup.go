@@ -24,11 +24,11 @@ type NodeGroup struct {
 	// mixes them (OnDemandPercentageAboveBaseCapacity between 0 and 100).
 	CapacityTypes []string
 	// Zones and Subnets the group launches into, when the input has them.
-	Zones, Subnets         []string
-	MinSize, MaxSize       int
-	DesiredSize            int
-	Labels                 map[string]string
-	Taints                 []corev1.Taint
+	Zones, Subnets   []string
+	MinSize, MaxSize int
+	DesiredSize      int
+	Labels           map[string]string
+	Taints           []corev1.Taint
 	// Resources are extended resources CA's node-template tags declare (nvidia.com/gpu: 4).
 	Resources map[string]string
 	// AMIFamily is al2023 or bottlerocket, from the managed node group's AMI type.
