@@ -63,24 +63,6 @@ func applyDefaults(v any, p *apiextensionsv1.JSONSchemaProps) any {
 	return v
 }
 
-func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = deepCopy(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = deepCopy(e)
-		}
-		return out
-	}
-	return v
-}
-
 // normalizeJSON makes numbers comparable whatever their Go type.
 func normalizeJSON(v any) any {
 	switch x := v.(type) {

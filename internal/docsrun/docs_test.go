@@ -86,7 +86,9 @@ func TestRunnableDocsBlocksRunOnTheBed(t *testing.T) {
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Errorf("%s:%d: %v\n--- block\n%s--- output\n%s", b.File, b.Line, err, b.Script, out)
+				return
 			}
+			t.Logf("%s:%d:\n%s", b.File, b.Line, out)
 		})
 	}
 }
