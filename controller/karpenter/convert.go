@@ -59,6 +59,9 @@ type Note struct {
 	Value string
 	// Quiet notes go into the output as comments but are no warning.
 	Quiet bool
+	// Placeholders are the shell-style variables (${CLUSTER_NAME}) the
+	// field keeps as written; the HCL writer makes each a Terraform variable.
+	Placeholders []string
 }
 
 // Warnings are the notes worth a warning, each placed on its line.

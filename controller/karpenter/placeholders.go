@@ -31,8 +31,9 @@ func (c *converter) placeholders(obj any) {
 		if path == "spec.userData" {
 			return
 		}
-		if found := placeholder.FindAllString(s, -1); len(found) > 0 {
-			c.note(path, "", "keeps the placeholder %s as written: substitute it (e.g. envsubst) before applying", strings.Join(slices.Compact(found), ", "))
+		if found := slices.Compact(placeholder.FindAllString(s, -1)); len(found) > 0 {
+			c.note(path, "", "keeps the placeholder %s as written: substitute it (e.g. envsubst) before applying", strings.Join(found, ", "))
+			c.out.Notes[len(c.out.Notes)-1].Placeholders = found
 		}
 	})
 }

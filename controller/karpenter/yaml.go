@@ -1,6 +1,7 @@
 package karpenter
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -73,6 +74,16 @@ func comment(b *strings.Builder, text string) {
 // objectYAML renders the converted object without the empty status and
 // creation time a typed object marshals.
 func objectYAML(o *Object) ([]byte, error) {
+	m, err := objectMap(o)
+	if err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(m)
+}
+
+// objectMap is the converted object's JSON, numbers kept exact, without the
+// empty status, structs and creation time a typed object marshals.
+func objectMap(o *Object) (map[string]any, error) {
 	var obj any = o.NodePool
 	switch {
 	case o.NodeClass != nil:
@@ -85,14 +96,16 @@ func objectYAML(o *Object) ([]byte, error) {
 		return nil, err
 	}
 	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if err := d.Decode(&m); err != nil {
 		return nil, err
 	}
 	if meta, ok := m["metadata"].(map[string]any); ok && meta["creationTimestamp"] == nil {
 		delete(meta, "creationTimestamp")
 	}
 	pruneEmpty(m)
-	return yaml.Marshal(m)
+	return m, nil
 }
 
 // pruneEmpty removes the empty objects a typed object marshals for its unset

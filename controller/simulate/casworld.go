@@ -3,6 +3,8 @@ package simulate
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +25,8 @@ type casSystem struct {
 	as       *cas.Autoscaler
 	groups   map[string]*cas.NodeGroup
 	families map[string]string // group -> AMI family
+	// group -> the types its ASG launches, in order
+	types map[string][]string
 	// group -> its launch template in the emulator
 	templates map[string]string
 	nextScan  time.Time
@@ -34,12 +38,21 @@ func newCASSystem(w *world) (*casSystem, error) {
 	if spec == nil {
 		return nil, fmt.Errorf("Scenario %s: spec.clusterAutoscaler: --compare cas needs the node groups; add them", w.s.Name)
 	}
-	sys := &casSystem{w: w, groups: map[string]*cas.NodeGroup{}, families: map[string]string{}, templates: map[string]string{}}
+	sys := &casSystem{w: w, groups: map[string]*cas.NodeGroup{}, families: map[string]string{}, templates: map[string]string{}, types: map[string][]string{}}
 	var groups []cas.NodeGroup
 	for _, g := range spec.NodeGroups {
 		info, ok := w.infos[g.InstanceType]
 		if !ok {
 			return nil, fmt.Errorf("Scenario %s: spec.clusterAutoscaler.nodeGroups %s: instance type %q is not in the catalogue", w.s.Name, g.Name, g.InstanceType)
+		}
+		sys.types[g.Name] = []string{g.InstanceType}
+		for _, t := range g.InstanceTypes {
+			if _, ok := w.infos[t]; !ok {
+				return nil, fmt.Errorf("Scenario %s: spec.clusterAutoscaler.nodeGroups %s: instance type %q is not in the catalogue", w.s.Name, g.Name, t)
+			}
+			if !slices.Contains(sys.types[g.Name], t) {
+				sys.types[g.Name] = append(sys.types[g.Name], t)
+			}
 		}
 		it := catalogue.NewInstanceType(info, catalogue.Options{Region: w.s.region(), Zones: w.s.zones()}, nil)
 		ct := g.CapacityType
@@ -194,30 +207,44 @@ func (sys *casSystem) Nodes() []cas.Node {
 	return out
 }
 
-// Launch implements cas.World: the ASG launches one instance at a time of its
-// one type, in the zone asked, and reports a shortage.
+// Launch implements cas.World: the ASG launches one instance at a time, of
+// the first of its types that has capacity in the zone asked (a group of one
+// type has no other), and reports a shortage.
 func (sys *casSystem) Launch(_ context.Context, g *cas.NodeGroup, zone string, count int) (int, error) {
 	for i := range count {
-		sys.fleets++
-		res, err := sys.w.emu.CreateFleet(awsemu.FleetRequest{
-			ClientToken: fmt.Sprintf("cas-%s-%d", g.Name, sys.fleets), CapacityType: g.CapacityType, TotalTargetCapacity: 1,
-			Overrides:    []awsemu.FleetOverride{{LaunchTemplateID: sys.templates[g.Name], Version: "1", InstanceType: g.InstanceType, Zone: zone}},
-			InstanceTags: map[string]string{"aws:autoscaling:groupName": g.Name},
-		})
+		id, instanceType, err := sys.launchOne(g, zone)
 		if err != nil {
 			return i, err
 		}
-		if len(res.Instances) == 0 || len(res.Instances[0].InstanceIDs) == 0 {
-			return i, cloudprovider.NewInsufficientCapacityError(fmt.Sprintf("node group %s cannot launch %s in %s", g.Name, g.InstanceType, zone),
+		if id == "" {
+			return i, cloudprovider.NewInsufficientCapacityError(fmt.Sprintf("node group %s cannot launch %s in %s", g.Name, strings.Join(sys.types[g.Name], ", "), zone),
 				cloudprovider.UnavailableOffering{InstanceType: g.InstanceType, Zone: zone, CapacityType: g.CapacityType})
 		}
-		id := res.Instances[0].InstanceIDs[0]
-		in := &simInstance{id: id, instanceType: g.InstanceType, zone: zone, capacityType: g.CapacityType,
+		in := &simInstance{id: id, instanceType: instanceType, zone: zone, capacityType: g.CapacityType,
 			labels: g.Labels, taints: g.Taints, group: g.Name}
 		in.price = sys.w.price(offer(in.instanceType, in.zone, in.capacityType))
 		sys.w.launched(in, sys.families[g.Name])
 	}
 	return count, nil
+}
+
+// launchOne launches one instance of g in zone; an empty id is a shortage of every type.
+func (sys *casSystem) launchOne(g *cas.NodeGroup, zone string) (id, instanceType string, err error) {
+	for _, t := range sys.types[g.Name] {
+		sys.fleets++
+		res, err := sys.w.emu.CreateFleet(awsemu.FleetRequest{
+			ClientToken: fmt.Sprintf("cas-%s-%d", g.Name, sys.fleets), CapacityType: g.CapacityType, TotalTargetCapacity: 1,
+			Overrides:    []awsemu.FleetOverride{{LaunchTemplateID: sys.templates[g.Name], Version: "1", InstanceType: t, Zone: zone}},
+			InstanceTags: map[string]string{"aws:autoscaling:groupName": g.Name},
+		})
+		if err != nil {
+			return "", "", err
+		}
+		if len(res.Instances) > 0 && len(res.Instances[0].InstanceIDs) > 0 {
+			return res.Instances[0].InstanceIDs[0], t, nil
+		}
+	}
+	return "", "", nil
 }
 
 // Remove implements cas.World: drain (delete the pods, which their

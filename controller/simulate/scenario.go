@@ -139,14 +139,18 @@ type ClusterAutoscaler struct {
 
 // NodeGroup is one Auto Scaling group as Cluster Autoscaler sees it.
 type NodeGroup struct {
-	Name         string            `json:"name"`
-	InstanceType string            `json:"instanceType"`
-	Zones        []string          `json:"zones"`
-	CapacityType string            `json:"capacityType,omitempty"`
-	Min          int               `json:"min,omitempty"`
-	Max          int               `json:"max"`
-	Labels       map[string]string `json:"labels,omitempty"`
-	Taints       []corev1.Taint    `json:"taints,omitempty"`
+	Name         string `json:"name"`
+	InstanceType string `json:"instanceType"`
+	// InstanceTypes are the types of a mixed-instances group, which launches
+	// whichever has capacity, in this order; CA builds its template node
+	// from InstanceType. Empty for a group of one type.
+	InstanceTypes []string          `json:"instanceTypes,omitempty"`
+	Zones         []string          `json:"zones"`
+	CapacityType  string            `json:"capacityType,omitempty"`
+	Min           int               `json:"min,omitempty"`
+	Max           int               `json:"max"`
+	Labels        map[string]string `json:"labels,omitempty"`
+	Taints        []corev1.Taint    `json:"taints,omitempty"`
 	// AMIFamily picks the boot time; al2023 when empty.
 	AMIFamily string `json:"amiFamily,omitempty"`
 }

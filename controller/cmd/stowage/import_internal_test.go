@@ -73,9 +73,9 @@ func TestImportRefusesBadArguments(t *testing.T) {
 		want  string
 	}{
 		{"no source", "", nil, 2, "usage: stowage import karpenter"},
-		{"unknown source", "", []string{"cluster-autoscaler", "x.yaml"}, 2, "usage: stowage import karpenter"},
+		{"unknown source", "", []string{"cluster-api", "x.yaml"}, 2, "usage: stowage import karpenter"},
 		{"no file", "", []string{"karpenter"}, 2, "name at least one file (- reads stdin)"},
-		{"unknown format", "", []string{"karpenter", "--format", "hcl", "x.yaml"}, 2, `--format "hcl": the only format is yaml`},
+		{"unknown format", "", []string{"karpenter", "--format", "json", "x.yaml"}, 2, `--format "json": use yaml or hcl`},
 		{"missing file", "", []string{"karpenter", "/nonexistent/karpenter.yaml"}, 1, "opening /nonexistent/karpenter.yaml"},
 		{"syntax error", "kind: NodePool\nmetadata: [\n", []string{"karpenter", "-"}, 1, "-:2: YAML syntax"},
 		{"nothing to import", "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n", []string{"karpenter", "-"}, 1, "no Karpenter NodePool or EC2NodeClass in the input"},
@@ -86,5 +86,27 @@ func TestImportRefusesBadArguments(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tc.code, tc.want)
 			}
 		})
+	}
+}
+
+// TestImportKarpenterWritesHCL writes two files as one configuration: one
+// variable for the placeholder both use, a resource and an import block per
+// object, and warnings that name the variable.
+func TestImportKarpenterWritesHCL(t *testing.T) {
+	code, stdout, stderr := importCmd(t, "", "karpenter", "--format", "hcl", upstream+"general-purpose.yaml", upstream+"spot.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	for _, want := range []string{`variable "cluster_name" {`, `resource "stowage_node_pool" "general_purpose" {`, `resource "stowage_node_pool" "spot" {`,
+		"to = stowage_node_pool.spot", `role = "KarpenterNodeRole-${var.cluster_name}"`} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout does not hold %q:\n%s", want, stdout)
+		}
+	}
+	if n := strings.Count(stdout, `variable "cluster_name"`); n != 1 {
+		t.Errorf("%d declarations of cluster_name, want 1", n)
+	}
+	if !strings.Contains(stderr, "spec.role: ${CLUSTER_NAME} is var.cluster_name: set it when applying") {
+		t.Errorf("stderr does not name the variable:\n%s", stderr)
 	}
 }

@@ -1,7 +1,8 @@
 // Command stowage is Stowage's one binary: `run` is the in-cluster controller;
 // `schedule` answers what Stowage would decide on a snapshot of a cluster;
 // `simulate` replays a scenario; `import karpenter` converts Karpenter's
-// NodePools and EC2NodeClasses.
+// NodePools and EC2NodeClasses (to YAML or Terraform); `import
+// cluster-autoscaler` proposes pools for Cluster Autoscaler's node groups.
 package main
 
 import (
@@ -16,7 +17,8 @@ commands:
   run        run the controller in the cluster (flags: stowage run -h)
   simulate   replay a scenario on a virtual clock, optionally beside Cluster Autoscaler
   schedule   decide where pending pods go and which nodes to launch, from a snapshot file
-  import     convert Karpenter v1 NodePools and EC2NodeClasses: stowage import karpenter FILE...
+  import     convert Karpenter v1 NodePools and EC2NodeClasses (stowage import karpenter [--format yaml|hcl] FILE...),
+             or propose pools for Cluster Autoscaler's node groups (stowage import cluster-autoscaler FILE...)
 `
 
 func main() {

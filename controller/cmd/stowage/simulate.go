@@ -16,6 +16,7 @@ import (
 
 type simulateFlags struct {
 	scenario, compare, reportFile string
+	nodeGroups                    []string
 	seed                          int64
 	json                          bool
 	preferences                   scheduler.PreferencePolicy
@@ -28,6 +29,10 @@ func runSimulate(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.scenario, "scenario", "", "scenario file: a Scenario document plus NodePools, NodeClasses and workloads (required; see docs/guides/simulate.md)")
 	fs.Int64Var(&f.seed, "seed", 0, "seed for every random draw (default: the scenario's)")
 	fs.StringVar(&f.compare, "compare", "", "also run a baseline on the same scenario: cas (Cluster Autoscaler)")
+	fs.Func("node-groups", "with --compare cas: the Cluster Autoscaler's node groups as the AWS CLI prints them (aws eks describe-nodegroup, aws autoscaling describe-auto-scaling-groups, aws ec2 describe-launch-template-versions), instead of the scenario's; repeat for several files. A scenario without NodePools then runs the pools stowage import cluster-autoscaler proposes", func(v string) error {
+		f.nodeGroups = append(f.nodeGroups, v)
+		return nil
+	})
 	fs.StringVar(&f.reportFile, "report", "", "write a self-contained HTML report to this file")
 	fs.BoolVar(&f.json, "json", false, "print the report as JSON (schema in docs/guides/simulate-report.md) instead of the summary")
 	options.PreferenceFlags(fs, &f.preferences, false, stderr)
@@ -53,6 +58,8 @@ func (f *simulateFlags) validate(fs *flag.FlagSet) error {
 		return fmt.Errorf("--scenario is required, e.g. --scenario examples/scenarios/2am-spike.yaml")
 	case f.compare != "" && f.compare != "cas":
 		return fmt.Errorf("--compare %q: the only baseline is cas", f.compare)
+	case len(f.nodeGroups) > 0 && f.compare != "cas":
+		return fmt.Errorf("--node-groups are the Cluster Autoscaler baseline's: add --compare cas")
 	}
 	return nil
 }
@@ -68,6 +75,11 @@ func (f *simulateFlags) run(stdout, stderr io.Writer) error {
 		return fileError(f.scenario, err)
 	}
 	printWarnings(stderr, f.scenario, s.Warnings)
+	if len(f.nodeGroups) > 0 {
+		if err := useNodeGroups(s, f.nodeGroups, stderr); err != nil {
+			return err
+		}
+	}
 	opts := simulate.Options{CompareCAS: f.compare == "cas", Preferences: f.preferences}
 	if f.seed != 0 {
 		opts.Seed = &f.seed
