@@ -42,6 +42,7 @@ func run(ctx context.Context, w *world, sys system, progress func(done, total ti
 		if err := w.stepOnce(ctx, sys); err != nil {
 			return fmt.Errorf("at %s: %w", w.elapsed(), err)
 		}
+		w.observeInstant()
 		if !w.clk.Now().Before(nextSample) {
 			w.out.addSample(w.sample())
 			nextSample = nextSample.Add(sampleEvery)
@@ -50,6 +51,7 @@ func run(ctx context.Context, w *world, sys system, progress func(done, total ti
 		w.clk.SetTime(w.nextInstant(sys, nextSample, end))
 	}
 	w.finish()
+	w.observeEnd()
 	return nil
 }
 

@@ -284,8 +284,9 @@ func (c *recordingCloud) Delete(ctx context.Context, claim *v1alpha1.NodeClaim) 
 // eventLog keeps the events the controllers publish that the report shows.
 type eventLog struct{ w *world }
 
-// Publish drops the provisioner's pod events: the report measures their effect.
-func (l *eventLog) Publish(...provisioning.Event) {}
+// Publish drops the provisioner's pod events (the report measures their
+// effect); an observer hears of them.
+func (l *eventLog) Publish(evs ...provisioning.Event) { l.w.observePublished(evs) }
 
 // Eventf keeps the controllers' warnings (launch failures, timeouts) as
 // actions, and each disruption of a NodeClaim as a consolidation.

@@ -75,6 +75,8 @@ type world struct {
 	unschedulable func(*corev1.Pod)
 
 	out *systemResult
+	// observer watches the run (observer.go); nil for none.
+	observer observer
 }
 
 // simPod is a pod of a workload and its history.
