@@ -110,7 +110,7 @@ type Emulator struct {
 	iam       iamState
 	sqs       sqsState
 	sink      EventSink
-	faults    []*Fault
+	faults    faultState
 	calls     map[string]int // action -> calls received
 	observers []func(Call)   // told of every request received, see OnCall
 
