@@ -2,7 +2,8 @@
 # Runs the scheduling benchmarks on the public workloads (../shared/bench/WORKLOADS.md),
 # the AWS launch benchmark against the emulator, the whole-bed benchmarks
 # (controller/e2e: pod-to-running, and unschedulable-to-CreateFleet with the
-# seed's pools) and the day-long simulation, and prints one BENCH line per case.
+# seed's pools), the day-long simulation and the short chaos soak on the bed,
+# and prints one BENCH line per case.
 # Extra arguments go to every `go test` run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,9 +14,10 @@ go test -run '^$' -bench BenchmarkSolve -benchtime 1x -timeout 60m "$@" ./contro
 go test -run '^$' -bench BenchmarkLaunch -benchtime 200x -timeout 15m "$@" ./controller/aws/ >>"$out" 2>&1 || status=$?
 go test -run '^$' -bench 'BenchmarkPodToRunning|BenchmarkUnschedulableToCreateFleet' -benchtime 1x -timeout 15m "$@" ./controller/e2e/ >>"$out" 2>&1 || status=$?
 go test -run '^$' -bench BenchmarkSimulateDay -benchtime 1x -timeout 30m "$@" ./controller/simulate/ >>"$out" 2>&1 || status=$?
+go test -run '^TestChaosSoak$' -count=1 -v -timeout 15m "$@" ./controller/e2e/ >>"$out" 2>&1 || status=$? # BENCH chaos=soak
 grep -o 'BENCH .*' "$out" || true # a line may follow the benchmark's name
 grep -A1 -- '--- SKIP' "$out" >&2 || true # e.g. the bed's binaries are not built: run make tools
 if [ "$status" -ne 0 ]; then
-	grep -v 'BENCH ' "$out" | grep -E -- '--- FAIL|checker found|FAIL|^\s+(scheduler_benchmark|bench|bed|createfleet_benchmark|launch_benchmark|simulate_benchmark)_test.go' | head -60 >&2 || true
+	grep -v 'BENCH ' "$out" | grep -E -- '--- FAIL|checker found|FAIL|^\s+(scheduler_benchmark|bench|bed|createfleet_benchmark|launch_benchmark|simulate_benchmark|chaos)_test.go' | head -60 >&2 || true
 	exit "$status"
 fi

@@ -154,6 +154,8 @@ type replicaOptions struct {
 	wrap            func(*stowaws.CloudProvider) cloudprovider.CloudProvider
 	flags           []string
 	releaseOnCancel bool
+	// manager, when set, edits the manager's options last, e.g. to wrap its client.
+	manager func(*manager.Options)
 }
 
 func (b *bed) startReplica(name string, ro replicaOptions) *replica {
@@ -163,6 +165,9 @@ func (b *bed) startReplica(name string, ro replicaOptions) *replica {
 		Options: []operator.Option{operator.WithManagerOptions(func(mo *manager.Options) {
 			mo.Controller.SkipNameValidation = ptr.To(true) // several replicas in one process
 			mo.LeaderElectionReleaseOnCancel = ro.releaseOnCancel
+			if ro.manager != nil {
+				ro.manager(mo)
+			}
 		})},
 	})
 	if err != nil {
