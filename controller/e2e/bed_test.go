@@ -143,6 +143,8 @@ type replica struct {
 	op     *operator.Operator
 	cancel context.CancelFunc
 	done   chan error
+	// exited is closed once the replica has returned, stopped or not.
+	exited chan struct{}
 	once   sync.Once
 	err    error
 }
@@ -156,6 +158,9 @@ type replicaOptions struct {
 	releaseOnCancel bool
 	// manager, when set, edits the manager's options last, e.g. to wrap its client.
 	manager func(*manager.Options)
+	// mayLoseLease says that losing the lease (a renewal late on a loaded
+	// machine), which ends the replica as a crash would, is no error.
+	mayLoseLease bool
 }
 
 func (b *bed) startReplica(name string, ro replicaOptions) *replica {
@@ -174,10 +179,10 @@ func (b *bed) startReplica(name string, ro replicaOptions) *replica {
 		b.t.Fatalf("building replica %s: %v", name, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &replica{name: name, op: op, cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- op.Start(ctx) }()
+	r := &replica{name: name, op: op, cancel: cancel, done: make(chan error, 1), exited: make(chan struct{})}
+	go func() { r.done <- op.Start(ctx); close(r.exited) }()
 	b.root.Cleanup(func() {
-		if err := r.stop(); err != nil {
+		if err := r.stop(); err != nil && !(ro.mayLoseLease && strings.Contains(err.Error(), "leader election lost")) {
 			b.root.Errorf("replica %s stopped with %v", name, err)
 		}
 	})
@@ -200,6 +205,16 @@ func (r *replica) stop() error {
 		}
 	})
 	return r.err
+}
+
+// alive reports whether the replica has not returned.
+func (r *replica) alive() bool {
+	select {
+	case <-r.exited:
+		return false
+	default:
+		return true
+	}
 }
 
 func (r *replica) elected() bool {

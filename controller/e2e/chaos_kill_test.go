@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,8 +54,9 @@ type chaos struct {
 	struck  bool
 	live    []*replica
 	started int
-	// kills are the kills done, as point@replica.
-	kills []string
+	// kills are the kills done, as point@replica; leasesLost the replicas
+	// that ended on their own.
+	kills, leasesLost []string
 	// killed hears of each kill once the killed replica has stopped.
 	killed chan killPoint
 }
@@ -72,6 +74,7 @@ func (c *chaos) startReplica() {
 	c.started++
 	s := &slot{}
 	r := c.b.startReplica(fmt.Sprintf("chaos-%d", c.started), replicaOptions{
+		mayLoseLease: true,
 		wrap: func(cp *stowaws.CloudProvider) cloudprovider.CloudProvider {
 			return &chaosCloud{CloudProvider: cp, c: c, s: s}
 		},
@@ -104,7 +107,7 @@ func (c *chaos) strike(p killPoint, s *slot) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := s.r.Load()
-	if c.armed != p || r == nil || !r.elected() {
+	if c.armed != p || r == nil || !r.leads() {
 		return false
 	}
 	if c.countdown--; c.countdown > 0 {
@@ -126,7 +129,7 @@ func (c *chaos) killLeader() bool {
 	}
 	c.armed = ""
 	for _, r := range c.live {
-		if r.elected() {
+		if r.leads() {
 			c.killLocked(r, killAnytime)
 			return true
 		}
@@ -148,19 +151,30 @@ func (c *chaos) killLocked(r *replica, p killPoint) {
 	}()
 }
 
-// replicas is how many replicas are alive.
+// replicas is how many replicas are alive; it forgets, and counts, those
+// that ended on their own (a lease lost to a late renewal).
 func (c *chaos) replicas() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for _, r := range c.live {
+		if !r.alive() {
+			c.leasesLost = append(c.leasesLost, r.name)
+		}
+	}
+	c.live = slices.DeleteFunc(c.live, func(r *replica) bool { return !r.alive() })
 	return len(c.live)
 }
+
+// leads reports whether the replica runs and holds the lease: a replica
+// that lost its lease stays elected in its manager's eyes until it returns.
+func (r *replica) leads() bool { return r.alive() && r.elected() }
 
 // leader is the replica that leads, or nil.
 func (c *chaos) leader() *replica {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, r := range c.live {
-		if r.elected() {
+		if r.leads() {
 			return r
 		}
 	}

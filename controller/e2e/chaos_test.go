@@ -8,15 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
@@ -109,7 +106,7 @@ func TestChaosSoak(t *testing.T) {
 	}
 	c.ensure()
 	total := int(size.web + size.onDemand + size.gpu)
-	running, stranded := b.chaosSettle(total)
+	running, stranded := b.chaosSettle(total, c.topUp)
 	t.Logf("%4.0fs settled: %d of %d pods running, %d claims stranded", time.Since(started).Seconds(), running, total, stranded)
 	if running != total || stranded > 0 {
 		b.describeUnsettled(t)
@@ -120,7 +117,8 @@ func TestChaosSoak(t *testing.T) {
 	t.Logf("%4.0fs torn down", time.Since(started).Seconds())
 	leaked := b.leakedInstances()
 	faults := b.Emulator.FaultsInjected()
-	t.Logf("kills %v; faults %v; %d nodeclaims at the peak; %.0fs", c.kills, faults, len(claims), time.Since(started).Seconds())
+	c.replicas() // notes the leases lost since the last look
+	t.Logf("kills %v; leases lost %v; faults %v; %d nodeclaims once settled; %.0fs", c.kills, c.leasesLost, faults, len(claims), time.Since(started).Seconds())
 	figures := fmt.Sprintf("chaos=%s kills=%d faults=%d leaked_instances=%d duplicate_launches=%d pods_running=%d/%d stranded=%d seed=%d nodeclaims=%d wall_seconds=%.0f",
 		size.name, len(c.kills), sum(faults), len(leaked), len(duplicates), running, total, stranded, seed, len(claims), time.Since(started).Seconds())
 	if len(leaked) > 0 || len(duplicates) > 0 || running != total || stranded > 0 || len(c.kills) == 0 || sum(faults) == 0 {
@@ -182,11 +180,16 @@ func (c *chaos) rounds(size chaosSize) []round {
 	return out
 }
 
-// ensure keeps two replicas alive and waits for one to lead.
-func (c *chaos) ensure() {
+// topUp starts replicas until two are alive.
+func (c *chaos) topUp() {
 	for c.replicas() < 2 {
 		c.startReplica()
 	}
+}
+
+// ensure keeps two replicas alive and waits for one to lead.
+func (c *chaos) ensure() {
+	c.topUp()
 	c.b.eventually(60*time.Second, func() error {
 		if c.leader() == nil {
 			return fmt.Errorf("no replica leads")
@@ -195,81 +198,13 @@ func (c *chaos) ensure() {
 	})
 }
 
-// drain deletes n of the web pools' Ready claims, drawn at random: their
-// nodes are drained and their pods go elsewhere.
-func (c *chaos) drain(n int) {
-	claims, err := c.b.claims()
-	if err != nil {
-		c.b.t.Fatal(err)
-	}
-	var names []string
-	for _, nc := range claims {
-		if nc.DeletionTimestamp == nil && nodeclaim.IsTrue(&nc, v1alpha1.ConditionReady) && strings.HasPrefix(nc.Labels[v1alpha1.LabelNodePool], "web") {
-			names = append(names, nc.Name)
-		}
-	}
-	slices.Sort(names)
-	c.rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
-	for _, name := range names[:min(n, len(names))] {
-		nc := &v1alpha1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		if err := c.b.Admin.Delete(context.Background(), nc); client.IgnoreNotFound(err) != nil {
-			c.b.t.Fatal(err)
-		}
-	}
-}
-
-// scale sets a Deployment of the chaos namespace to n replicas.
-func (b *bed) scale(name string, n int32) {
-	d := &appsv1.Deployment{}
-	if err := b.Admin.Get(context.Background(), client.ObjectKey{Namespace: chaosNS, Name: name}, d); err != nil {
-		b.t.Fatal(err)
-	}
-	patch := client.MergeFrom(d.DeepCopy())
-	d.Spec.Replicas = ptr.To(n)
-	if err := b.Admin.Patch(context.Background(), d, patch); err != nil {
-		b.t.Fatal(err)
-	}
-}
-
-// chaosDeployment runs no pods yet, each asking for requests (also its
-// limits), in the chaos namespace.
-func chaosDeployment(name string, requests corev1.ResourceList, edit func(*corev1.PodSpec)) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	spec := corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](0),
-		Containers: []corev1.Container{{Name: "app", Image: "registry.invalid/" + name + ":1", Resources: corev1.ResourceRequirements{Requests: requests, Limits: requests}}}}
-	edit(&spec)
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: chaosNS, Name: name},
-		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](0), Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}},
-	}
-}
-
-// chaosWeb is a web tier: on spot first, or on on-demand only.
-func chaosWeb(name string, onDemand bool) *appsv1.Deployment {
-	return chaosDeployment(name, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi")},
-		func(s *corev1.PodSpec) {
-			s.NodeSelector = map[string]string{"tier": "web"}
-			if onDemand {
-				s.NodeSelector[v1alpha1.LabelCapacityType] = v1alpha1.CapacityTypeOnDemand
-			}
-		})
-}
-
-// chaosGPU is the vLLM tier: 4 GPUs a pod, on the tainted GPU pool.
-func chaosGPU() *appsv1.Deployment {
-	return chaosDeployment("vllm", corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"),
-		resourceGPU: resource.MustParse("4")}, func(s *corev1.PodSpec) {
-		s.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
-	})
-}
-
-// chaosSettle waits for every pod to run on a Ready claim, and returns the
-// pods running and the claims stranded (neither Ready nor being deleted)
-// when that holds or the wait ends.
-func (b *bed) chaosSettle(want int) (running, stranded int) {
+// chaosSettle waits for every pod to run on a Ready claim, calling keep at
+// every look, and returns the pods running and the claims stranded (neither
+// Ready nor being deleted) when that holds or the wait ends.
+func (b *bed) chaosSettle(want int, keep func()) (running, stranded int) {
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
+		keep()
 		running, stranded = b.chaosState()
 		if (running == want && stranded == 0) || time.Now().After(deadline) || b.Err() != nil {
 			return running, stranded
@@ -384,7 +319,13 @@ func (b *bed) describeUnsettled(t *testing.T) {
 			t.Logf("pod %s (created %s) on %q: %s %v", p.Name, p.CreationTimestamp.Format(time.TimeOnly), p.Spec.NodeName, p.Status.Phase, p.Status.Conditions)
 		}
 	}
-	t.Logf("instances by claim: %v", b.instancesByClaim())
+	for name, ins := range b.instancesByClaim() {
+		var states []string
+		for _, in := range ins {
+			states = append(states, in.ID+" "+in.State)
+		}
+		t.Logf("nodeclaim %q: instances %v", name, states)
+	}
 }
 
 // keepLogs writes every replica's logs to a file for a failed soak, and names it.
