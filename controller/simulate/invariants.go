@@ -38,7 +38,7 @@ const (
 	// still on its way (exists, not deleted, no Node yet).
 	InvariantDuplicate Invariant = "duplicate-decision"
 	// InvariantJobPods: a Job keeps min(parallelism, completions left) pods
-	// alive: a lost pod is recreated within Bounds.JobPods.
+	// alive: a completed or lost pod is replaced within Bounds.JobPods.
 	InvariantJobPods Invariant = "job-pods"
 	// InvariantDeterminism: the same scenario and seed give the same report,
 	// byte for byte (checked by running twice; see scenariogen).
@@ -70,7 +70,8 @@ type Bounds struct {
 	// Orphan is how long an instance may stay unowned: the garbage
 	// collector's interval and grace period, plus 30 s.
 	Orphan time.Duration
-	// JobPods is how long a Job may run short of pods.
+	// JobPods is how long a Job may run short of pods: a few seconds, as the
+	// Job controller replaces a pod as soon as it completes or is lost.
 	JobPods time.Duration
 }
 
@@ -90,7 +91,7 @@ func BoundsFor(s *Scenario) Bounds {
 		Wait:    provisioning.DefaultBatchMaxDuration + slowest + time.Minute,
 		Reason:  provisioning.DefaultBatchMaxDuration + 10*time.Second,
 		Orphan:  garbagecollection.DefaultInterval + garbagecollection.DefaultGracePeriod + 30*time.Second,
-		JobPods: 10 * time.Second,
+		JobPods: 5 * time.Second,
 	}
 }
 
@@ -262,18 +263,18 @@ func (c *invariantChecker) checkJobs(w *world) {
 			continue
 		}
 		want := int(min(ws.parallelism, ws.completions-ws.completed))
+		since, short := c.jobShort[ws]
+		switch {
+		case len(ws.live) < want && !short:
+			c.jobShort[ws] = now
+		case short && now.Sub(since) > c.bounds.JobPods:
+			// Also when the shortage has just ended: no instant may have
+			// come between its start and its end.
+			c.report(w, InvariantJobPods, "job "+ws.namespace+"/"+ws.name, "ran short of pods for %s (now %d alive, want %d; parallelism %d, %d of %d completed, %d pods created)",
+				now.Sub(since), len(ws.live), want, ws.parallelism, ws.completed, ws.completions, ws.created)
+		}
 		if len(ws.live) >= want {
 			delete(c.jobShort, ws)
-			continue
-		}
-		since, ok := c.jobShort[ws]
-		if !ok {
-			c.jobShort[ws] = now
-			continue
-		}
-		if now.Sub(since) > c.bounds.JobPods {
-			c.report(w, InvariantJobPods, "job "+ws.namespace+"/"+ws.name, "%d pods alive, short for %s: want %d (parallelism %d, %d of %d completed, %d pods created)",
-				len(ws.live), now.Sub(since), want, ws.parallelism, ws.completed, ws.completions, ws.created)
 		}
 	}
 }

@@ -26,3 +26,18 @@ func TestJobReplacesAPodLostWithItsNode(t *testing.T) {
 			tier.PodsStarted, tier.PodsNeverRan)
 	}
 }
+
+// TestAJobStartsItsNextPodAsOneCompletes: the Job controller acts on a
+// completion at once, not at the simulator's next unrelated instant.
+func TestAJobStartsItsNextPodAsOneCompletes(t *testing.T) {
+	r, violations, err := simulate.RunChecked(t.Context(), readScenario(t, "testdata/job-waves.yaml"), simulate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range violations {
+		t.Errorf("%s", v)
+	}
+	if tier := system(t, r, simulate.SystemStowage).Tiers[0]; tier.PodsStarted != 8 {
+		t.Errorf("train: %d pods started, want 8", tier.PodsStarted)
+	}
+}
