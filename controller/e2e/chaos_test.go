@@ -202,16 +202,42 @@ func (c *chaos) ensure() {
 // every look, and returns the pods running and the claims stranded (neither
 // Ready nor being deleted) when that holds or the wait ends.
 func (b *bed) chaosSettle(want int, keep func()) (running, stranded int) {
-	deadline := time.Now().Add(3 * time.Minute)
+	start := time.Now()
+	deadline, report := start.Add(3*time.Minute), start.Add(30*time.Second)
 	for {
 		keep()
 		running, stranded = b.chaosState()
 		if (running == want && stranded == 0) || time.Now().After(deadline) || b.Err() != nil {
 			return running, stranded
 		}
+		if time.Now().After(report) {
+			report = report.Add(30 * time.Second)
+			b.t.Logf("settling for %.0fs: %d of %d pods running; claims not Ready: %v", time.Since(start).Seconds(), running, want, b.unreadyClaims())
+		}
 		timer := time.NewTimer(250 * time.Millisecond)
 		<-timer.C
 	}
+}
+
+// unreadyClaims counts the claims not Ready and not being deleted, by the
+// reason of their first condition that is not True.
+func (b *bed) unreadyClaims() map[string]int {
+	claims, _ := b.claims()
+	out := map[string]int{}
+	for _, nc := range claims {
+		if nc.DeletionTimestamp != nil || nodeclaim.IsTrue(&nc, v1alpha1.ConditionReady) {
+			continue
+		}
+		reason := "no conditions"
+		for _, c := range nc.Status.Conditions {
+			if c.Status != metav1.ConditionTrue {
+				reason = c.Type + "=" + c.Reason
+				break
+			}
+		}
+		out[reason]++
+	}
+	return out
 }
 
 func (b *bed) chaosState() (running, stranded int) {
