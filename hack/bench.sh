@@ -13,6 +13,8 @@ cd "$(dirname "$0")/.."
 
 # One entry per benchmark: add yours as one more entry.
 #   package | -bench regexp | -benchtime | -timeout | the BENCH lines it must print, separated by ";"
+# A regexp naming a Test (^Test...) runs that test instead, for a figure a
+# test measures on its way (its -benchtime is "-").
 # An expected line lists a BENCH line's identifying fields ("BENCH workload=W1
 # catalogue=C1 pods=1000"): some printed BENCH line must hold every one of
 # them, in any order. An entry may span lines.
@@ -28,6 +30,7 @@ BENCHMARKS=(
 	"./controller/e2e/ | ^BenchmarkLeaderFailover$ | 1x | 15m | BENCH e2e=failover mode=crash; BENCH e2e=failover mode=graceful"
 	"./controller/e2e/ | ^BenchmarkInterruptionLambdaMark$ | 1x | 20m | BENCH lambda=mark"
 	"./controller/simulate/ | ^BenchmarkSimulateDay$ | 1x | 30m | BENCH simulate=day-10k"
+	"./controller/e2e/ | ^TestChaosSoak$ | - | 15m | BENCH chaos=soak"
 )
 
 # trim prints $1 with its runs of white space made single spaces and its ends stripped.
@@ -51,7 +54,11 @@ run_entry() {
 	pkg="$(trim "$pkg")" regexp="$(trim "$regexp")" benchtime="$(trim "$benchtime")" timeout="$(trim "$timeout")"
 	local name="${regexp//[\^\$]/} ($pkg)"
 	out="$(mktemp)"
-	go test -v -run '^$' -bench "$regexp" -benchtime "$benchtime" -timeout "$timeout" "$@" "$pkg" >"$out" 2>&1 || status=$?
+	if [[ "$regexp" == ^Test* ]]; then
+		go test -v -count=1 -run "$regexp" -timeout "$timeout" "$@" "$pkg" >"$out" 2>&1 || status=$?
+	else
+		go test -v -run '^$' -bench "$regexp" -benchtime "$benchtime" -timeout "$timeout" "$@" "$pkg" >"$out" 2>&1 || status=$?
+	fi
 	lines="$(grep -o 'BENCH .*' "$out" || true)" # a line may follow the benchmark's name
 	[[ -z "$lines" ]] || printf '%s\n' "$lines"
 	local problems=()

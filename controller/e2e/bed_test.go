@@ -143,6 +143,8 @@ type replica struct {
 	op     *operator.Operator
 	cancel context.CancelFunc
 	done   chan error
+	// exited is closed once the replica has returned, stopped or not.
+	exited chan struct{}
 	once   sync.Once
 	err    error
 }
@@ -154,6 +156,11 @@ type replicaOptions struct {
 	wrap            func(*stowaws.CloudProvider) cloudprovider.CloudProvider
 	flags           []string
 	releaseOnCancel bool
+	// manager, when set, edits the manager's options last, e.g. to wrap its client.
+	manager func(*manager.Options)
+	// mayLoseLease says that losing the lease (a renewal late on a loaded
+	// machine), which ends the replica as a crash would, is no error.
+	mayLoseLease bool
 }
 
 func (b *bed) startReplica(name string, ro replicaOptions) *replica {
@@ -163,16 +170,19 @@ func (b *bed) startReplica(name string, ro replicaOptions) *replica {
 		Options: []operator.Option{operator.WithManagerOptions(func(mo *manager.Options) {
 			mo.Controller.SkipNameValidation = ptr.To(true) // several replicas in one process
 			mo.LeaderElectionReleaseOnCancel = ro.releaseOnCancel
+			if ro.manager != nil {
+				ro.manager(mo)
+			}
 		})},
 	})
 	if err != nil {
 		b.t.Fatalf("building replica %s: %v", name, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &replica{name: name, op: op, cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- op.Start(ctx) }()
+	r := &replica{name: name, op: op, cancel: cancel, done: make(chan error, 1), exited: make(chan struct{})}
+	go func() { r.done <- op.Start(ctx); close(r.exited) }()
 	b.root.Cleanup(func() {
-		if err := r.stop(); err != nil {
+		if err := r.stop(); err != nil && !(ro.mayLoseLease && strings.Contains(err.Error(), "leader election lost")) {
 			b.root.Errorf("replica %s stopped with %v", name, err)
 		}
 	})
@@ -195,6 +205,16 @@ func (r *replica) stop() error {
 		}
 	})
 	return r.err
+}
+
+// alive reports whether the replica has not returned.
+func (r *replica) alive() bool {
+	select {
+	case <-r.exited:
+		return false
+	default:
+		return true
+	}
 }
 
 func (r *replica) elected() bool {

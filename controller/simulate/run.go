@@ -26,6 +26,8 @@ type Options struct {
 	Progress func(system string, done, total time.Duration)
 	// Preferences is the provisioner's preference policy (the default when empty).
 	Preferences scheduler.PreferencePolicy
+	// observer watches the Stowage run (RunChecked sets it); nil for none.
+	observer observer
 }
 
 // Run replays the scenario with Stowage, and with the baseline when asked,
@@ -65,6 +67,9 @@ func runSystem(ctx context.Context, s *Scenario, seed int64, name string, opts O
 		return nil, err
 	}
 	w.preferences = opts.Preferences
+	if name == SystemStowage {
+		w.observer = opts.observer
+	}
 	var sys system
 	if name == SystemStowage {
 		sys = newStowageSystem(w)

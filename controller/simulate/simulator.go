@@ -42,6 +42,7 @@ func run(ctx context.Context, w *world, sys system, progress func(done, total ti
 		if err := w.stepOnce(ctx, sys); err != nil {
 			return fmt.Errorf("at %s: %w", w.elapsed(), err)
 		}
+		w.observeInstant()
 		if !w.clk.Now().Before(nextSample) {
 			w.out.addSample(w.sample())
 			nextSample = nextSample.Add(sampleEvery)
@@ -50,13 +51,16 @@ func run(ctx context.Context, w *world, sys system, progress func(done, total ti
 		w.clk.SetTime(w.nextInstant(sys, nextSample, end))
 	}
 	w.finish()
+	w.observeEnd()
 	return nil
 }
 
 // stepOnce runs every part of the world once at the current instant.
 func (w *world) stepOnce(ctx context.Context, sys system) error {
 	w.capacity.apply(w.elapsed())
-	for _, f := range []func(context.Context) error{w.reconcileWorkloads, w.finishJobs, w.reapInstances, w.registerNodes} {
+	// Completed Job pods go first, so that the Job controller replaces them
+	// at the same instant, as the real one does.
+	for _, f := range []func(context.Context) error{w.finishJobs, w.reconcileWorkloads, w.reapInstances, w.registerNodes} {
 		if err := f(ctx); err != nil {
 			return err
 		}
@@ -106,8 +110,16 @@ func (w *world) nextInstant(sys system, nextSample, end time.Time) time.Time {
 	return next
 }
 
-// busy reports whether pods wait for a node.
-func (w *world) busy() bool { return w.unbound > 0 }
+// busy reports whether pods wait for a node, or a workload has fewer pods
+// than it wants (one was lost after its controller's turn at this instant:
+// the controller replaces it at once).
+func (w *world) busy() bool {
+	if w.unbound > 0 {
+		return true
+	}
+	t := w.elapsed()
+	return slices.ContainsFunc(w.workloads, func(ws *workloadState) bool { return len(ws.live) < ws.desired(t) })
+}
 
 // nextWorkloadChange is when a replica curve next changes: its next point, or
 // one tick ahead inside a ramp.

@@ -306,11 +306,12 @@ type eventLog struct {
 }
 
 // Publish follows the provisioner's nominations, for fallbacks to another
-// pool; the report measures the rest by its effect.
+// pool, and tells an observer; the report measures the rest by its effect.
 func (l *eventLog) Publish(evs ...provisioning.Event) {
 	for _, e := range evs {
 		l.moves.planned(e)
 	}
+	l.w.observePublished(evs)
 }
 
 // Eventf keeps the controllers' warnings (launch failures, timeouts) as

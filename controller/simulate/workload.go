@@ -22,7 +22,8 @@ type workloadState struct {
 	namespace string
 	name      string
 	template  corev1.PodTemplateSpec
-	// Job only: how many pods at once, and how many must complete.
+	// Job only: how many pods at once, and how many must complete; created
+	// counts its pods, replacements of lost ones included.
 	parallelism, completions int32
 	created, completed       int32
 	// seq numbers the pods created, for their names.
@@ -76,7 +77,9 @@ func (w *world) reconcileWorkloads(ctx context.Context) error {
 	t := w.elapsed()
 	for _, ws := range w.workloads {
 		want := ws.desired(t)
-		for len(ws.live) < want && (ws.spec.Job == "" || ws.created < ws.completions) {
+		// A Job's want already leaves out the completed pods: a pod lost
+		// before completing (evicted, or gone with its node) is replaced.
+		for len(ws.live) < want {
 			if err := w.createPod(ctx, ws); err != nil {
 				return err
 			}

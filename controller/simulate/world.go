@@ -73,6 +73,8 @@ type world struct {
 	dirty, newPods bool
 
 	out *systemResult
+	// observer watches the run (observer.go); nil for none.
+	observer observer
 }
 
 // simPod is a pod of a workload and its history.

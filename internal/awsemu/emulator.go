@@ -113,7 +113,7 @@ type Emulator struct {
 	lambda    lambdaState // functions and event source mappings
 	sts       stsState    // the credentials STS knows
 	sink      EventSink
-	faults    []*Fault
+	faults    faultState
 	calls     map[string]int // action -> calls received
 	observers []func(Call)   // told of every request received, see OnCall
 

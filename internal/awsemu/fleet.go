@@ -122,13 +122,14 @@ func (e *Emulator) validateFleetLocked(req FleetRequest) error {
 
 func (e *Emulator) runFleetLocked(req FleetRequest) FleetResult {
 	res := FleetResult{FleetID: "fleet-" + e.newID("x")[2:]}
-	remaining := req.TotalTargetCapacity
-	if limit, ok := e.partialLimitLocked(); ok && limit < remaining {
-		remaining = limit
-	}
+	remaining, refused := e.fleetFaultLocked(req.TotalTargetCapacity)
 	launched := map[int]*FleetInstances{}
-	for _, idx := range e.orderOverridesLocked(req) {
+	for tried, idx := range e.orderOverridesLocked(req) {
 		o := req.Overrides[idx]
+		if remaining > 0 && refused(tried) {
+			res.Errors = append(res.Errors, e.refusedLocked(o, req.CapacityType))
+			continue
+		}
 		for remaining > 0 {
 			id, zone, ferr := e.launchOneLocked(req, o)
 			if ferr != nil {

@@ -155,6 +155,8 @@ func (e *Emulator) applyFault(w http.ResponseWriter, req request, f *Fault) bool
 		e.writeError(w, req, status, code, orDefault(f.Message, "Rate exceeded"))
 	case FaultServerError:
 		e.writeError(w, req, http.StatusInternalServerError, "InternalError", orDefault(f.Message, "An internal error has occurred"))
+	case FaultUnavailable:
+		e.writeError(w, req, http.StatusServiceUnavailable, "Unavailable", orDefault(f.Message, "The server is overloaded and can't handle the request."))
 	case FaultAccessDenied:
 		code := "AccessDeniedException"
 		switch req.service {

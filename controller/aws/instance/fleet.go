@@ -56,8 +56,12 @@ func (p *Provider) Launch(ctx context.Context, req LaunchRequest) (*Instance, []
 		ov := overrideOf(req, string(o.InstanceType), aws.ToString(o.SubnetId))
 		inst := &Instance{ID: fi.InstanceIds[0], Type: string(o.InstanceType), SubnetID: aws.ToString(o.SubnetId),
 			Zone: ov.Zone, CapacityType: req.CapacityType, State: "pending", Tags: req.Tags, ReservationID: ov.ReservationID}
+		p.unfilled.forget(req.Claim)
 		return inst, short, nil
 	}
+	// EC2 would give this answer again to the same token: the claim's next
+	// fleet is a new request.
+	p.unfilled.add(req.Claim)
 	if len(short) == 0 && len(out.Errors) > 0 {
 		e := out.Errors[0]
 		return nil, nil, fmt.Errorf("creating fleet: %s: %s", aws.ToString(e.ErrorCode), aws.ToString(e.ErrorMessage))
@@ -99,7 +103,7 @@ func (p *Provider) fleetInput(req LaunchRequest) *ec2.CreateFleetInput {
 	byTemplate := map[string][]ec2types.FleetLaunchTemplateOverridesRequest{}
 	var order []string
 	var fp strings.Builder
-	fp.WriteString(req.CapacityType)
+	fmt.Fprintf(&fp, "%s#%d", req.CapacityType, p.unfilled.count(req.Claim))
 	for i, o := range req.Overrides {
 		if _, ok := byTemplate[o.LaunchTemplate]; !ok {
 			order = append(order, o.LaunchTemplate)

@@ -51,11 +51,13 @@ type Instance struct {
 type Provider struct {
 	ec2     sdk.EC2API
 	cluster string
+	// unfilled are the claims' fleets that launched nothing (refills.go).
+	unfilled refills
 }
 
 // NewProvider returns an instance provider for a cluster.
 func NewProvider(ec2API sdk.EC2API, cluster string) *Provider {
-	return &Provider{ec2: ec2API, cluster: cluster}
+	return &Provider{ec2: ec2API, cluster: cluster, unfilled: refills{counts: map[string]int{}}}
 }
 
 // ParseProviderID returns the instance id of aws:///<zone>/<instance-id>.
@@ -165,8 +167,10 @@ func fromEC2(i *ec2types.Instance) *Instance {
 }
 
 // ClientToken derives CreateFleet's idempotency token from the claim name and
-// what the call asks for: a retried identical call returns the instance the
-// first one started, while a call with other offerings is a new request.
+// what the call asks for (the offerings, and how many of the claim's fleets
+// launched nothing before): a retried identical call returns the instance the
+// first one started, while a call with other offerings, or after a fleet that
+// found no capacity, is a new request.
 func ClientToken(claim string, fingerprint string) string {
 	sum := sha256.Sum256([]byte(claim + "\x00" + fingerprint))
 	return "stowage-" + hex.EncodeToString(sum[:24])

@@ -1,0 +1,33 @@
+package simulate
+
+import "github.com/stowage-dev/stowage/controller/provisioning"
+
+// observer watches a run without changing it: it is told after every instant
+// the world steps, of every event the provisioner publishes, and once at the
+// end. The invariant checker (invariants.go) is one.
+type observer interface {
+	// instant runs after every part of the world has stepped at the current instant.
+	instant(w *world)
+	// published hears the provisioner's events as it publishes them.
+	published(w *world, evs []provisioning.Event)
+	// end runs once the run is over, after the world's final accounting.
+	end(w *world)
+}
+
+func (w *world) observeInstant() {
+	if w.observer != nil {
+		w.observer.instant(w)
+	}
+}
+
+func (w *world) observePublished(evs []provisioning.Event) {
+	if w.observer != nil {
+		w.observer.published(w, evs)
+	}
+}
+
+func (w *world) observeEnd() {
+	if w.observer != nil {
+		w.observer.end(w)
+	}
+}
