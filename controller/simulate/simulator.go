@@ -157,7 +157,10 @@ func (w *world) sample() report.Sample {
 			s.PendingByTier[sp.tier]++
 		}
 	}
-	for _, in := range w.instances {
+	// In id order: a float sum taken in map order differs in its last digit
+	// from run to run, and the report must be the same bytes for a seed.
+	for _, id := range slices.Sorted(maps.Keys(w.instances)) {
+		in := w.instances[id]
 		s.NodesByInstanceType[in.instanceType]++
 		s.NodesByZone[in.zone]++
 		s.NodesByCapacityType[in.capacityType]++
