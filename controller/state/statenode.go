@@ -1,6 +1,8 @@
 package state
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
@@ -18,16 +20,29 @@ type stateNode struct {
 
 func (n *stateNode) empty() bool { return n.node == nil && n.claim == nil }
 
+// view is what a snapshot adds to each node, by node or claim name.
+type view struct {
+	// bound pods by node name; pods nominated by node or claim name
+	bound, nominated map[string][]*corev1.Pod
+	// targets are the node and claim names pods are expected to land on
+	targets map[string]bool
+	// podEvents is node name -> when a pod last bound to it or left it
+	podEvents map[string]time.Time
+}
+
 // snapshot renders the node for the scheduler with its bound pods (by node
 // name) and the pods nominated to it (by claim or node name).
-func (n *stateNode) snapshot(bound, nominated map[string][]*corev1.Pod) *scheduler.StateNode {
+func (n *stateNode) snapshot(v view) *scheduler.StateNode {
 	sn := &scheduler.StateNode{Node: n.node, NodeClaim: n.claim, MarkedForDeletion: n.markedForDeletion()}
 	if n.node != nil {
-		sn.Pods = append(sn.Pods, bound[n.node.Name]...)
-		sn.Pods = append(sn.Pods, nominated[n.node.Name]...)
+		sn.Pods = append(sn.Pods, v.bound[n.node.Name]...)
+		sn.Pods = append(sn.Pods, v.nominated[n.node.Name]...)
+		sn.Nominated = v.targets[n.node.Name]
+		sn.LastPodEvent = v.podEvents[n.node.Name]
 	}
 	if n.claim != nil && (n.node == nil || n.claim.Name != n.node.Name) {
-		sn.Pods = append(sn.Pods, nominated[n.claim.Name]...)
+		sn.Pods = append(sn.Pods, v.nominated[n.claim.Name]...)
+		sn.Nominated = sn.Nominated || v.targets[n.claim.Name]
 	}
 	return sn
 }
@@ -78,6 +93,7 @@ func (c *Cluster) DeleteNode(node *corev1.Node) {
 		c.detach(k, func(n *stateNode) { n.node = nil })
 		delete(c.nodeKeys, node.Name)
 	}
+	delete(c.podEvents, node.Name)
 	c.dropNominations(node.Name)
 }
 
