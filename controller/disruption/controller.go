@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -12,26 +13,69 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	stowevents "github.com/stowage-dev/stowage/controller/events"
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
+	"github.com/stowage-dev/stowage/controller/provisioning"
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/state"
 )
 
 // Name is the controller's name in logs and events.
 const Name = "disruption"
 
-// DefaultInterval is how often the controller looks for nodes to disrupt.
-const DefaultInterval = 10 * time.Second
+// Defaults of Options.
+const (
+	// DefaultInterval is how often the controller looks for nodes to disrupt.
+	DefaultInterval = 10 * time.Second
+	// DefaultValidationDelay is how long a consolidation command waits
+	// before it is simulated again and executed or dropped (Karpenter's 15
+	// seconds): long enough for pods kube-scheduler is binding, and for the
+	// provisioner's nominations, to show in the cluster state.
+	DefaultValidationDelay = 15 * time.Second
+	// DefaultReplacementTimeout is how long a command waits for its
+	// replacements to be Initialized before it is rolled back: longer than
+	// the NodeClaim lifecycle's registration timeout, so that a replacement
+	// that will never come is deleted by it first.
+	DefaultReplacementTimeout = 20 * time.Minute
+	// DefaultRevisit is how often a round runs even though the cluster state
+	// has not changed (as the reference re-evaluates every 5 minutes), in
+	// case something the state does not show (a capacity reservation, say)
+	// changed.
+	DefaultRevisit = 5 * time.Minute
+)
 
 // ErrNotSynced is returned by RunOnce while the cluster state is incomplete:
 // nothing was decided, and the next round tries again.
 var ErrNotSynced = errors.New("cluster state is not synced")
 
+// InstanceTypes lists what each pool may launch; a CloudProvider does.
+type InstanceTypes interface {
+	InstanceTypes(ctx context.Context, pool *v1alpha1.NodePool) ([]*cloudprovider.InstanceType, error)
+}
+
 // Options tunes the controller; the zero value uses the defaults.
 type Options struct {
 	// Interval between rounds; DefaultInterval when zero.
 	Interval time.Duration
+	// ValidationDelay before a consolidation command is re-simulated and
+	// executed; DefaultValidationDelay when zero, none when negative.
+	ValidationDelay time.Duration
+	// ReplacementTimeout bounds the wait for replacements;
+	// DefaultReplacementTimeout when zero.
+	ReplacementTimeout time.Duration
+	// Consolidation tunes the consolidation methods (and carries the solve
+	// options every method simulates with: the provisioner's).
+	Consolidation ConsolidationOptions
 	// Methods in the order they are tried; NewMethods when nil.
 	Methods []Method
+	// NewID returns a command id; provisioning.RandomSuffix over a seeded
+	// generator gives repeatable ids. A random one when nil.
+	NewID func() string
+	// OnMark is called after the controller marked nodes for deletion, so
+	// that the provisioner provides for their pods at once.
+	OnMark func()
+	// Observer is told about every executed command; nil for none.
+	Observer Observer
 	// Recorder publishes events; Register uses the manager's when nil, and
 	// a controller that is not registered publishes none.
 	Recorder events.EventRecorder
@@ -39,39 +83,64 @@ type Options struct {
 	Logger hclog.Logger
 }
 
+func (o Options) withDefaults() Options {
+	o.Interval = orDefault(o.Interval, DefaultInterval)
+	o.ReplacementTimeout = orDefault(o.ReplacementTimeout, DefaultReplacementTimeout)
+	switch {
+	case o.ValidationDelay == 0:
+		o.ValidationDelay = DefaultValidationDelay
+	case o.ValidationDelay < 0:
+		o.ValidationDelay = 0
+	}
+	o.Consolidation = o.Consolidation.withDefaults()
+	if o.Methods == nil {
+		o.Methods = NewMethods(o.Consolidation)
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	return o
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
 // NewMethods returns the disruption methods in the order they are tried.
-func NewMethods(clk clock.PassiveClock) []Method {
+func NewMethods(opts ConsolidationOptions) []Method {
 	return []Method{
+		// Drift first: a drifted node runs what the user no longer asked
+		// for, and renewing it matters more than saving money.
+		NewDrift(opts.Solve),
 		// Deleting an empty node moves no pod and launches nothing: the
-		// cheapest disruption there is, so it goes first.
-		NewEmptiness(clk),
+		// cheapest disruption there is.
+		NewEmptiness(),
+		// Many nodes at once save most per round, before one at a time.
+		NewMultiNode(opts),
+		NewSingleNode(opts),
 	}
 }
 
 // Controller runs the disruption methods every Interval. Each round reads
-// the cluster state, tries the methods in order, and executes the commands
-// of the first method that has any; the others wait for the next round,
-// which sees the state those commands left.
+// the cluster state, moves the commands under way on, and, unless a command
+// is still being validated, tries the methods in order: the commands of the
+// first that has any are queued, the others wait for the next round, which
+// sees the state those commands left.
 type Controller struct {
-	clk      clock.Clock
-	cluster  *state.Cluster
-	methods  []Method
-	interval time.Duration
-	queue    *queue
-	log      hclog.Logger
+	clk     clock.Clock
+	cluster *state.Cluster
+	types   InstanceTypes
+	opts    Options
+	queue   *queue
+	log     hclog.Logger
 
-	mu sync.Mutex // one round at a time
-	// blocked is method/node -> why the last DisruptionBlocked event said.
-	blocked map[string]string
-	// gauged is reason -> pools with an AllowedDisruptions series.
-	gauged map[string]map[string]bool
-	// budgetErrs is method -> the budget problem last logged.
-	budgetErrs map[string]string
-	// settled is true when the last round found nothing to do, block or wait
-	// for, at the cluster state's generation settledAt: a round on the same
-	// state would decide the same, so it is skipped.
-	settled   bool
-	settledAt uint64
+	mu     sync.Mutex // one round at a time
+	report reporter
+	// settle remembers the last round that found nothing to do.
+	settle settled
 }
 
 var (
@@ -79,24 +148,18 @@ var (
 	_ manager.LeaderElectionRunnable = (*Controller)(nil)
 )
 
-// New returns a controller deciding on cluster, deleting NodeClaims through
-// writer, and running on clk.
-func New(clk clock.Clock, cluster *state.Cluster, writer ClusterWriter, opts Options) *Controller {
-	if opts.Interval <= 0 {
-		opts.Interval = DefaultInterval
-	}
-	if opts.Methods == nil {
-		opts.Methods = NewMethods(clk)
-	}
-	if opts.Logger == nil {
-		opts.Logger = hclog.NewNullLogger()
+// New returns a controller deciding on cluster and the instance types types
+// lists, changing Kubernetes through writer, and running on clk.
+func New(clk clock.Clock, cluster *state.Cluster, types InstanceTypes, writer ClusterWriter, opts Options) *Controller {
+	opts = opts.withDefaults()
+	if opts.NewID == nil {
+		opts.NewID = provisioning.RandomSuffix(newRand())
 	}
 	log := opts.Logger.Named(Name)
-	return &Controller{
-		clk: clk, cluster: cluster, methods: opts.Methods, interval: opts.Interval, log: log,
-		queue:   &queue{cluster: cluster, writer: writer, recorder: opts.Recorder, log: log},
-		blocked: map[string]string{}, gauged: map[string]map[string]bool{}, budgetErrs: map[string]string{},
-	}
+	c := &Controller{clk: clk, cluster: cluster, types: types, opts: opts, log: log,
+		queue: &queue{clk: clk, cluster: cluster, writer: writer, recorder: opts.Recorder, log: log, newID: opts.NewID, opts: opts}}
+	c.report = newReporter(log)
+	return c
 }
 
 // Register adds the controller to mgr, publishing through the manager's
@@ -114,7 +177,7 @@ func (c *Controller) NeedLeaderElection() bool { return true }
 // Start runs a round every Interval on the clock until ctx ends.
 func (c *Controller) Start(ctx context.Context) error {
 	for {
-		t := c.clk.NewTimer(c.interval)
+		t := c.clk.NewTimer(c.opts.Interval)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -130,11 +193,11 @@ func (c *Controller) Start(ctx context.Context) error {
 	}
 }
 
-// RunOnce runs one round: it decides on the cluster state and executes the
-// first method's commands, if any. It returns ErrNotSynced, having done
-// nothing, while the state is incomplete: a decision on a partial view could
-// delete a node whose pods it has not seen yet. Deletion failures are joined
-// in the error; the other deletions go ahead.
+// RunOnce runs one round: it moves the queued commands on, then decides on
+// the cluster state and queues the first method's commands, if any. It
+// returns ErrNotSynced, having done nothing, while the state is incomplete: a
+// decision on a partial view could delete a node whose pods it has not seen
+// yet. Failures are joined in the error; the rest of the round goes ahead.
 func (c *Controller) RunOnce(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -142,76 +205,129 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 		return ErrNotSynced
 	}
 	gen := c.cluster.Generation()
-	if c.settled && gen == c.settledAt {
-		return nil
+	r := c.newRound(ctx)
+	c.report.fleet(r)
+	errs := []error{c.queue.progress(ctx, r.Snapshot), c.untaintOrphans(ctx, r)}
+	errs = append(errs, c.validate(ctx, r))
+	if c.queue.validating() || c.settle.skip(gen, offeringsKey(r.Snapshot), r.Now) {
+		return errors.Join(errs...)
 	}
-	snap := c.cluster.Snapshot(nil, nil)
-	blocked := map[string]string{}
-	defer func() { c.blocked = blocked }()
-	c.settled, c.settledAt = true, gen
-	for _, m := range c.methods {
+	errs = append(errs, c.decide(ctx, r, gen))
+	return errors.Join(errs...)
+}
+
+// decide tries the methods in order and queues the first one's commands.
+func (c *Controller) decide(ctx context.Context, r Round, gen uint64) error {
+	r.Busy = c.queue.busy()
+	candidates := NewCandidates(&r)
+	c.settle.reset()
+	active := false
+	for _, m := range c.opts.Methods {
+		if m.Reason() == v1alpha1.DisruptionReasonUnderutilized && c.consolidationHeld(r.Snapshot) {
+			active = true // a command it waits for will change the state
+			continue
+		}
 		start := c.clk.Now()
-		d, err := Decide(ctx, m, snap, start)
+		d, err := Decide(ctx, m, r, candidates)
 		EvaluationDuration.WithLabelValues(m.Name()).Observe(c.clk.Since(start).Seconds())
 		if err != nil {
-			c.settled = false
 			return fmt.Errorf("deciding: %w", err)
 		}
-		c.report(d, blocked)
-		if len(d.Blocked) > 0 || d.BudgetErr != nil || m.Waiting() {
-			c.settled = false
+		c.report.decision(c.queue.recorder, d)
+		active = active || blockedByBudget(d) || d.BudgetErr != nil
+		c.settle.wake(d.WakeAt)
+		for _, b := range d.Blocked {
+			c.settle.wake(b.Until)
 		}
 		if len(d.Commands) > 0 {
-			c.settled = false
-			return c.queue.execute(ctx, d.Commands)
+			c.settle.reset()
+			return c.queueAll(ctx, m, d.Commands)
 		}
+	}
+	if !active && len(c.queue.pending) == 0 {
+		c.settle.done(gen, offeringsKey(r.Snapshot), r.Now)
+	} else {
+		c.settle.reset()
 	}
 	return nil
 }
 
-// report publishes what a decision found beyond its commands: the budgets
-// as metrics, budget problems and blocked candidates once each until they
-// change. blocked collects this round's blocked candidates.
-func (c *Controller) report(d Decision, blocked map[string]string) {
-	c.gaugeBudgets(d.Method.Reason(), d.Budgets)
-	if msg := errString(d.BudgetErr); msg != c.budgetErrs[d.Method.Name()] {
-		c.budgetErrs[d.Method.Name()] = msg
-		if msg != "" {
-			c.log.Error("some disruption budgets cannot be evaluated and allow nothing", "reason", d.Method.Reason(), "error", msg)
-		}
+// blockedByBudget reports whether a budget blocked a candidate: a budget
+// window may open with time alone, so rounds go on while the cluster state
+// stands still. Blocks that end at a known time wake the controller then;
+// the others (PDBs, nominations, pods that fit nowhere) end only with a
+// change of the state.
+func blockedByBudget(d Decision) bool {
+	return slices.ContainsFunc(d.Blocked, func(b Blocked) bool { return b.Kind == BlockedBudget })
+}
+
+// consolidationHeld: no consolidation is decided while another command
+// launches replacements or its nodes still drain, so that two commands never
+// count on the same free room, and pods are not moved twice in a row.
+func (c *Controller) consolidationHeld(snap *scheduler.Snapshot) bool {
+	if c.queue.holds() {
+		return true
 	}
-	for _, b := range d.Blocked {
-		key := d.Method.Name() + "/" + b.Candidate.Name()
-		blocked[key] = b.Why
-		if c.blocked[key] == b.Why {
+	for _, sn := range snap.Nodes {
+		if !sn.MarkedForDeletion || sn.Node == nil {
 			continue
 		}
-		stowevents.Publish(c.queue.recorder, blockedEvents(b, d.Method)...)
-		c.log.Debug("disruption blocked", "node", b.Candidate.Node.Name, "nodeclaim", b.Candidate.NodeClaim.Name,
-			"nodepool", b.Candidate.NodePool.Name, "reason", d.Method.Reason(), "why", b.Why)
-	}
-}
-
-// gaugeBudgets sets the budget gauge of every pool, drops those of pools
-// that are gone, and makes the pools' disrupted counters exist at 0.
-func (c *Controller) gaugeBudgets(reason string, budgets Budgets) {
-	seen := map[string]bool{}
-	for pool, n := range budgets {
-		AllowedDisruptions.WithLabelValues(pool, reason).Set(float64(n))
-		Disrupted.WithLabelValues(pool, reason)
-		seen[pool] = true
-	}
-	for pool := range c.gauged[reason] {
-		if !seen[pool] {
-			AllowedDisruptions.DeleteLabelValues(pool, reason)
+		for _, p := range sn.Pods {
+			if reschedulable(p) && p.Spec.NodeName == sn.Node.Name {
+				return true
+			}
 		}
 	}
-	c.gauged[reason] = seen
+	return false
 }
 
-func errString(err error) string {
-	if err == nil {
-		return ""
+// queueAll gives each command an id and queues it.
+func (c *Controller) queueAll(ctx context.Context, m Method, cmds []Command) error {
+	var errs []error
+	for _, cmd := range cmds {
+		cmd.ID = c.opts.NewID()
+		Decisions.WithLabelValues(cmd.Method, cmd.Reason, cmd.Action()).Inc()
+		errs = append(errs, c.queue.add(ctx, m, cmd))
 	}
-	return err.Error()
+	return errors.Join(errs...)
+}
+
+// newRound reads the cluster state and the pools' instance types.
+func (c *Controller) newRound(ctx context.Context) Round {
+	types := map[string][]*cloudprovider.InstanceType{}
+	for _, pool := range c.cluster.NodePools() {
+		its, err := c.types.InstanceTypes(ctx, pool)
+		if err != nil {
+			c.log.Error("listing instance types", "nodepool", pool.Name, "error", err)
+			continue
+		}
+		types[pool.Name] = its
+	}
+	snap := c.cluster.Snapshot(nil, types)
+	return Round{Snapshot: snap, Now: c.clk.Now(), Pools: DefaultedPools(snap.NodePools), PDBs: c.cluster.PodDisruptionBudgets(),
+		Busy: c.queue.busy()}
+}
+
+// untaintOrphans takes the disrupted taint off nodes no command of this
+// process is acting on and no deletion is under way for: a command whose
+// controller stopped (a leader change) between tainting and deleting.
+func (c *Controller) untaintOrphans(ctx context.Context, r Round) error {
+	var errs []error
+	for _, sn := range r.Snapshot.Nodes {
+		if sn.Node == nil || sn.NodeClaim == nil || sn.MarkedForDeletion || r.Busy[sn.Name()] || !tainted(sn) {
+			continue
+		}
+		c.log.Info("untainting a node no disruption is acting on", "node", sn.Node.Name, "nodeclaim", sn.NodeClaim.Name)
+		errs = append(errs, client404(c.queue.writer.SetDisruptedTaint(ctx, sn.Node.Name, false)))
+	}
+	return errors.Join(errs...)
+}
+
+func tainted(sn *scheduler.StateNode) bool {
+	for i := range sn.Node.Spec.Taints {
+		if sn.Node.Spec.Taints[i].MatchTaint(&v1alpha1.DisruptedNoScheduleTaint) {
+			return true
+		}
+	}
+	return false
 }

@@ -65,6 +65,12 @@ type Options struct {
 	EvictionRetryBase, EvictionRetryMax time.Duration
 	// Workers is how many claims (and, separately, Nodes) are terminated at once.
 	Workers int
+	// Homes, when set, holds each drain until its pods have a Ready home
+	// elsewhere (replacement before eviction), or until its drain-by time.
+	Homes Homes
+	// ReplacementWait bounds that hold from the deletion;
+	// DefaultReplacementWait when zero.
+	ReplacementWait time.Duration
 	// Logger receives the controllers' logs; nothing is logged when nil.
 	Logger hclog.Logger
 	// Recorder publishes events; Register uses the manager's when nil.
@@ -76,6 +82,7 @@ func (o Options) withDefaults() Options {
 	o.InstancePollInterval = orDefault(o.InstancePollInterval, DefaultInstancePollInterval)
 	o.EvictionRetryBase = orDefault(o.EvictionRetryBase, DefaultEvictionRetryBase)
 	o.EvictionRetryMax = orDefault(o.EvictionRetryMax, DefaultEvictionRetryMax)
+	o.ReplacementWait = orDefault(o.ReplacementWait, DefaultReplacementWait)
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers
 	}

@@ -27,6 +27,9 @@ type terminator struct {
 	recorder events.EventRecorder
 	backoff  workqueue.TypedRateLimiter[string] // job key -> eviction retry backoff
 	moved    movedPods
+	// released and awaited are the jobs whose drain has started, and those
+	// that were held for their pods' replacement (keyed by job, uid "").
+	released, awaited movedPods
 }
 
 // job is one termination: a claim (or, for a Node no claim owns, a stand-in

@@ -1,0 +1,96 @@
+package disruption
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+	"github.com/stowage-dev/stowage/controller/state"
+)
+
+// homesEvery bounds how often Homes solves again while the cluster state
+// keeps changing.
+const homesEvery = 2 * time.Second
+
+// Homes answers the termination controller's question "do the pods of this
+// draining node have somewhere Ready to go?", so that a node is drained only
+// once its replacement capacity is up: replacement before eviction, for
+// disruption, expiry, interruptions and deletions alike. It solves, with the
+// provisioner's scheduling core, for the pods of every node marked for
+// deletion at once (so that two draining nodes do not both count on the same
+// free room), onto the nodes that are Ready and initialized; new capacity
+// still launching counts only once it is Ready.
+type Homes struct {
+	clk     clock.PassiveClock
+	cluster *state.Cluster
+	solve   scheduler.Options
+
+	mu sync.Mutex
+	// gen and at are the cluster generation and instant of the last solve.
+	gen uint64
+	at  time.Time
+	// homeless names the draining nodes with a pod that fits nowhere Ready.
+	homeless map[string]bool
+	solved   bool
+}
+
+// NewHomes returns Homes over the cluster state, solving with solve (the
+// provisioner's options).
+func NewHomes(clk clock.PassiveClock, cluster *state.Cluster, solve scheduler.Options) *Homes {
+	return &Homes{clk: clk, cluster: cluster, solve: solve}
+}
+
+// Ready reports whether every pod on the node that would need a new home
+// fits on a Ready node, all draining nodes' pods counted together.
+func (h *Homes) Ready(_ context.Context, node string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	gen, now := h.cluster.Generation(), h.clk.Now()
+	if !h.solved || gen != h.gen && now.Sub(h.at) >= homesEvery {
+		h.homeless = homeless(h.cluster.Snapshot(nil, nil), h.solve)
+		h.gen, h.at, h.solved = gen, now, true
+	}
+	return !h.homeless[node]
+}
+
+// homeless solves for the pods of the nodes marked for deletion on the nodes
+// that receive pods, and returns the draining nodes some pod of which fits
+// nowhere.
+func homeless(snap *scheduler.Snapshot, opts scheduler.Options) map[string]bool {
+	owner := map[string]string{}
+	var pods []*corev1.Pod
+	nodes := make([]*scheduler.StateNode, len(snap.Nodes))
+	for i, sn := range snap.Nodes {
+		nodes[i] = sn
+		if sn.MarkedForDeletion && sn.Node != nil {
+			for _, p := range sn.Pods {
+				if p.Spec.NodeName == sn.Node.Name && reschedulable(p) {
+					moved := *p
+					moved.Spec.NodeName = ""
+					pods = append(pods, &moved)
+					owner[p.Namespace+"/"+p.Name] = sn.Node.Name
+				}
+			}
+			continue
+		}
+		if !receives(sn) {
+			marked := *sn
+			marked.MarkedForDeletion = true
+			nodes[i] = &marked
+		}
+	}
+	out := map[string]bool{}
+	if len(pods) == 0 {
+		return out
+	}
+	s := *snap
+	s.Pods, s.Nodes, s.InstanceTypes = pods, nodes, nil
+	for _, u := range scheduler.Solve(&s, opts).Unschedulable {
+		out[owner[u.Pod.Namespace+"/"+u.Pod.Name]] = true
+	}
+	return out
+}

@@ -1,0 +1,102 @@
+package disruption
+
+import (
+	"context"
+	"slices"
+
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
+	"github.com/stowage-dev/stowage/controller/scheduling"
+)
+
+// SingleNode consolidation deletes one node whose pods fit on the others, or
+// replaces it with one cheaper node. It tries the candidates cheapest to
+// disrupt first and returns the first command it finds; a candidate that
+// cannot be removed or replaced cheaply enough is skipped without a solve
+// when a cheap bound already rules it out.
+type SingleNode struct {
+	consolidation
+}
+
+var (
+	_ Method    = SingleNode{}
+	_ Waiter    = SingleNode{}
+	_ Blocker   = SingleNode{}
+	_ Validator = SingleNode{}
+)
+
+// NewSingleNode returns single-node consolidation.
+func NewSingleNode(opts ConsolidationOptions) SingleNode {
+	return SingleNode{consolidation{opts: opts.withDefaults()}}
+}
+
+// Name is "single-node".
+func (SingleNode) Name() string { return "single-node" }
+
+// ComputeCommands returns at most one command, for the first candidate, in
+// order of disruption cost, whose removal or replacement is valid. A
+// candidate whose pods fit nowhere, not even on new capacity, is blocked.
+func (s SingleNode) ComputeCommands(_ context.Context, r *Round, candidates []*Candidate) (Result, error) {
+	var res Result
+	probes := 0
+	cheapest, free := cheapestPerPod(r), freeCapacity(r, nil)
+	for _, c := range slices.SortedFunc(slices.Values(candidates), byDisruptionCost) {
+		if probes >= s.opts.MaxSingleNodeProbes {
+			break
+		}
+		if r.Budgets[c.NodePool.Name] <= 0 || !s.worthASolve(c, free, cheapest) {
+			continue
+		}
+		probes++
+		sim := whatIf(r, s.opts.Solve, []*Candidate{c}, true)
+		if blocked := sim.unschedulable(); len(blocked) > 0 {
+			res.Blocked = append(res.Blocked, blocked...)
+			continue
+		}
+		if cmd, ok := s.command(s.Name(), []*Candidate{c}, sim); ok {
+			r.Budgets.Take(c)
+			res.Commands = []Command{cmd}
+			return res, nil
+		}
+	}
+	return res, nil
+}
+
+// Validate re-simulates the command's candidate on a later round: it stands
+// while the candidate can still be deleted, or replaced for no more than
+// before.
+func (s SingleNode) Validate(_ context.Context, r *Round, cmd Command) (Command, bool) {
+	return s.revalidate(r, s.Name(), cmd)
+}
+
+// worthASolve rules a candidate out without a solve when its pods cannot fit
+// in the other nodes' free capacity and no type could replace it cheaply
+// enough.
+func (s SingleNode) worthASolve(c *Candidate, free scheduling.Resources, cheapest func(scheduling.Resources) float64) bool {
+	need := requests([]*Candidate{c})
+	if fitsRoughly(need, free.Sub(nodeFree(c.StateNode))) {
+		return true
+	}
+	return cheapest(need) < c.Offering.Price*(1-s.opts.MinSavingsShare)
+}
+
+// cheapestPerPod returns a lower bound on what a node that holds need costs:
+// the cheapest available offering of any pool's type whose allocatable holds
+// it, +Inf when none does.
+func cheapestPerPod(r *Round) func(scheduling.Resources) float64 {
+	var types []*cloudprovider.InstanceType
+	for _, ts := range r.Snapshot.InstanceTypes {
+		types = append(types, ts...)
+	}
+	return func(need scheduling.Resources) float64 {
+		best := inf
+		for _, it := range types {
+			if !fitsRoughly(need, it.Allocatable()) {
+				continue
+			}
+			if o, ok := it.Offerings.Available().Cheapest(); ok && o.Price < best {
+				best = o.Price
+			}
+		}
+		return best
+	}
+}
