@@ -16,8 +16,9 @@ import (
 type Emptiness struct{}
 
 var (
-	_ Method = Emptiness{}
-	_ Waiter = Emptiness{}
+	_ Method    = Emptiness{}
+	_ Waiter    = Emptiness{}
+	_ Validator = Emptiness{}
 )
 
 // NewEmptiness returns the emptiness method.
@@ -69,6 +70,10 @@ func (e Emptiness) ComputeCommands(_ context.Context, r *Round, candidates []*Ca
 	}
 	return Result{Commands: []Command{{Method: e.Name(), Reason: e.Reason(), Candidates: chosen, Savings: price(chosen)}}}, nil
 }
+
+// Validate keeps the command: the controller has already checked again that
+// every candidate is still empty, unblocked and within budget.
+func (Emptiness) Validate(_ context.Context, _ *Round, cmd Command) (Command, bool) { return cmd, true }
 
 // price is the candidates' known hourly price.
 func price(cs []*Candidate) float64 {

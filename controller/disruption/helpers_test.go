@@ -184,7 +184,7 @@ func marked(sn *scheduler.StateNode) *scheduler.StateNode {
 
 func drifted(sn *scheduler.StateNode) *scheduler.StateNode {
 	sn.NodeClaim.Status.Conditions = append(sn.NodeClaim.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionDrifted,
-		Status: metav1.ConditionTrue, Reason: "NodePoolDrifted"})
+		Status: metav1.ConditionTrue, Reason: "NodePoolDrifted", LastTransitionTime: metav1.NewTime(epoch)})
 	return sn
 }
 

@@ -337,9 +337,12 @@ func (c *Cluster) stateNodes() []*scheduler.StateNode {
 }
 
 // nominatedTargets returns the claim and node names pods are expected to
-// land on: live nominations of pending pods, and every nomination of a pod
-// still running on a node marked for deletion, which keeps its next home
-// until it has moved however long the drain takes. c.mu is held.
+// land on: the nominations of pods still pending, and of pods still running
+// on a node marked for deletion (their next home, however long the drain
+// takes). A nomination counts here even once it no longer reserves room
+// (see nominationLive): the node was chosen for pods that have not landed,
+// so it is not idle, until they bind, go, or are nominated elsewhere.
+// c.mu is held.
 func (c *Cluster) nominatedTargets() map[string]bool {
 	out := map[string]bool{}
 	for k, target := range c.nominations {
@@ -347,7 +350,7 @@ func (c *Cluster) nominatedTargets() map[string]bool {
 		if !ok || isTerminal(p) || p.DeletionTimestamp != nil || p.Spec.NodeName == target {
 			continue
 		}
-		if p.Spec.NodeName == "" && c.nominationLive(target) || p.Spec.NodeName != "" && c.leaving(p.Spec.NodeName) {
+		if p.Spec.NodeName == "" || c.leaving(p.Spec.NodeName) {
 			out[target] = true
 		}
 	}

@@ -71,8 +71,18 @@ func TestANodeChosenForPendingPodsIsNominated(t *testing.T) {
 	if !nodeNamed(t, c, "default-abcde").Nominated {
 		t.Fatal("a claim a pending pod is nominated to is not Nominated")
 	}
+	// A node Ready for long: the nomination reserves no room after the
+	// grace, but the node was chosen for the pod and is not idle.
+	ready := statetest.Node("ready", "aws:///z/i-ready", "4", "16Gi")
+	ready.Status.Conditions[0].LastTransitionTime = metav1.NewTime(clk.Now())
+	c.UpdateNode(ready)
+	clk.Step(time.Hour)
+	c.Nominate(web, "ready")
+	if !nodeNamed(t, c, "ready").Nominated || nodeNamed(t, c, "default-abcde").Nominated {
+		t.Fatal("a node Ready for an hour a pending pod was just nominated to is not the one Nominated")
+	}
 	c.UpdatePod(bound(web.DeepCopy(), "elsewhere"))
-	if nodeNamed(t, c, "default-abcde").Nominated {
+	if nodeNamed(t, c, "ready").Nominated {
 		t.Fatal("still Nominated after the pod bound elsewhere")
 	}
 }
