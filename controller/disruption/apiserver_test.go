@@ -301,3 +301,25 @@ type errString string
 func (e errString) Error() string { return string(e) }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// A command is dropped when the world changes while it validates: here a pod
+// lands on the empty node.
+func TestValidationDropsACommandTheWorldOvertookOnAPIServer(t *testing.T) {
+	b := newBed(t, disruption.Options{})
+	b.pool(t, pool("drop-api", "0s"))
+	b.node(t, node("drop-api-a", "drop-api", 0))
+	b.seen(t, map[string]int{"drop-api-a": 0})
+	dropped := testutil.ToFloat64(disruption.Commands.WithLabelValues("emptiness", disruption.ResultDropped))
+	b.round(t, 0) // decided, validating
+	web := sized("web", "100m", "128Mi")
+	web.Namespace, web.UID, web.Spec.NodeName = b.env.Namespace, "", "drop-api-a"
+	b.env.Create(t, web)
+	b.seen(t, map[string]int{"drop-api-a": 1})
+	b.round(t, disruption.DefaultValidationDelay)
+	if got := b.claims(t); !slices.Equal(got, []string{"drop-api-a"}) {
+		t.Fatalf("claims %q, want the node kept", got)
+	}
+	if got := testutil.ToFloat64(disruption.Commands.WithLabelValues("emptiness", disruption.ResultDropped)) - dropped; got != 1 {
+		t.Errorf("dropped commands rose by %v, want 1", got)
+	}
+}

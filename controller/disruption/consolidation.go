@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
@@ -98,15 +99,20 @@ func (consolidation) EligibleAt(_ *Round, c *Candidate) time.Time {
 }
 
 // Blocks is the churn guard: a node a disruption launched is left alone for
-// RecentWindow.
+// RecentWindow after it was initialized (a time on the controllers' clock,
+// which the API server's creation timestamp is not in a simulation).
 func (k consolidation) Blocks(r *Round, c *Candidate) Block {
 	cmd := c.NodeClaim.Annotations[v1alpha1.AnnotationDisruptionCommand]
-	age := r.Now.Sub(c.NodeClaim.CreationTimestamp.Time)
-	if cmd == "" || age >= k.opts.RecentWindow {
+	cond := meta.FindStatusCondition(c.NodeClaim.Status.Conditions, v1alpha1.ConditionInitialized)
+	if cmd == "" || cond == nil {
 		return Block{}
 	}
-	return Block{Kind: BlockedChurn, Why: fmt.Sprintf("disruption command %s launched it %s ago; it is not consolidated within %s of its launch",
-		cmd, age.Round(time.Second), k.opts.RecentWindow), Until: c.NodeClaim.CreationTimestamp.Add(k.opts.RecentWindow)}
+	age := r.Now.Sub(cond.LastTransitionTime.Time)
+	if age >= k.opts.RecentWindow {
+		return Block{}
+	}
+	return Block{Kind: BlockedChurn, Why: fmt.Sprintf("disruption command %s launched it, %s ago; it is not consolidated within %s",
+		cmd, age.Round(time.Second), k.opts.RecentWindow), Until: cond.LastTransitionTime.Add(k.opts.RecentWindow)}
 }
 
 // command turns a simulation of removing cands into a command: a deletion

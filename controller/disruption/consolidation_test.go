@@ -165,6 +165,7 @@ func TestARecentReplacementIsNotConsolidated(t *testing.T) {
 	full := onDemand("default")
 	fresh := replacing(node("a", "default", 0, sized("w1", "1500m", "4Gi")), "large")
 	fresh.NodeClaim.Annotations[v1alpha1.AnnotationDisruptionCommand] = "cmd-1"
+	fresh.NodeClaim.Status.Conditions[0].LastTransitionTime = metav1.NewTime(epoch) // initialized at epoch
 	for _, tc := range []struct {
 		at          time.Duration
 		want        []string
