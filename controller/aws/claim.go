@@ -28,6 +28,7 @@ func (c *CloudProvider) claimFromInstance(in *instance.Instance) *v1alpha1.NodeC
 	}
 	if h := in.Tags[v1alpha1.AnnotationNodeClassHash]; h != "" {
 		claim.Annotations[v1alpha1.AnnotationNodeClassHash] = h
+		claim.Annotations[v1alpha1.AnnotationHashVersion] = v1alpha1.HashVersion
 	}
 	if nc := in.Tags[instance.TagNodeClass]; nc != "" {
 		claim.Spec.NodeClassRef = &v1alpha1.NodeClassReference{Group: v1alpha1.Group, Kind: "NodeClass", Name: nc}
@@ -37,7 +38,9 @@ func (c *CloudProvider) claimFromInstance(in *instance.Instance) *v1alpha1.NodeC
 	return claim
 }
 
-// launched fills a copy of the claim with what was launched.
+// launched fills a copy of the claim with what was launched, and records the
+// NodeClass hash (v1alpha1.NodeClassHash, the digest the drift controller and
+// the Terraform provider compare) of the class it was launched with.
 func launched(claim *v1alpha1.NodeClaim, in *instance.Instance, it *cloudprovider.InstanceType, imageID, hash string) *v1alpha1.NodeClaim {
 	out := claim.DeepCopy()
 	if out.Labels == nil {
@@ -57,6 +60,7 @@ func launched(claim *v1alpha1.NodeClaim, in *instance.Instance, it *cloudprovide
 	out.Labels[corev1.LabelTopologyZone] = in.Zone
 	out.Labels[v1alpha1.LabelCapacityType] = in.CapacityType
 	out.Annotations[v1alpha1.AnnotationNodeClassHash] = hash
+	out.Annotations[v1alpha1.AnnotationHashVersion] = v1alpha1.HashVersion
 	out.Status.ProviderID = instance.ProviderID(in.Zone, in.ID)
 	out.Status.ImageID = imageID
 	return out

@@ -11,7 +11,9 @@ import (
 )
 
 // IsDrifted compares the claim's instance with what its NodeClass resolves to
-// now: the image, the subnet, the security groups, then the class's hash.
+// now: the image, the subnet and the security groups. The NodeClass's own
+// settings are compared by the NodeClaim drift controller, through
+// v1alpha1.NodeClassHash recorded at launch.
 func (c *CloudProvider) IsDrifted(ctx context.Context, claim *v1alpha1.NodeClaim) (cloudprovider.DriftReason, error) {
 	id, err := instance.ParseProviderID(claim.Status.ProviderID)
 	if err != nil {
@@ -20,7 +22,7 @@ func (c *CloudProvider) IsDrifted(ctx context.Context, claim *v1alpha1.NodeClaim
 	if claim.Spec.NodeClassRef == nil {
 		return "", nil
 	}
-	nc, r, err := c.classFor(ctx, claim.Spec.NodeClassRef.Name)
+	_, r, err := c.classFor(ctx, claim.Spec.NodeClassRef.Name)
 	if err != nil {
 		return "", err
 	}
@@ -43,9 +45,6 @@ func (c *CloudProvider) IsDrifted(ctx context.Context, claim *v1alpha1.NodeClaim
 	slices.Sort(got)
 	if len(got) > 0 && !slices.Equal(want, got) {
 		return cloudprovider.DriftSecurityGroup, nil
-	}
-	if h := claim.Annotations[v1alpha1.AnnotationNodeClassHash]; h != "" && h != Hash(nc) {
-		return cloudprovider.DriftNodeClassHash, nil
 	}
 	return "", nil
 }

@@ -55,6 +55,12 @@ func (c *Controller) Register(mgr manager.Manager) error {
 		},
 	}
 	deleted := handler.Funcs{
+		// A claim being deleted: its node's pods count as pending now.
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil {
+				c.batcher.Trigger()
+			}
+		},
 		DeleteFunc: func(context.Context, event.DeleteEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			c.batcher.Trigger()
 		},
