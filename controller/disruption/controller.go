@@ -162,6 +162,11 @@ func New(clk clock.Clock, cluster *state.Cluster, types InstanceTypes, writer Cl
 	return c
 }
 
+// +kubebuilder:rbac:groups=stowage.dev,resources=nodeclaims,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 // Register adds the controller to mgr, publishing through the manager's
 // event recorder unless Options named one.
 func (c *Controller) Register(mgr manager.Manager) error {
