@@ -70,6 +70,8 @@ func (e *executed) Executed(cmd disruption.Command, replacements []*v1alpha1.Nod
 	e.cmds = append(e.cmds, s)
 }
 
+func (e *executed) Blocked(disruption.Method, disruption.Blocked) {}
+
 func (e *executed) take() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -115,6 +115,33 @@ func (k consolidation) Blocks(r *Round, c *Candidate) Block {
 		cmd, age.Round(time.Second), k.opts.RecentWindow), Until: cond.LastTransitionTime.Add(k.opts.RecentWindow)}
 }
 
+// try simulates removing cands. Their pods are first placed on the other
+// nodes alone, where a preference (a ScheduleAnyway spread, say) gives way
+// rather than asks for a new node, as kube-scheduler would place them: if
+// they all fit, the command deletes cands. Otherwise, when the pods left over
+// could fit on one node of any type, the solve runs again with new capacity
+// allowed: one new node that saves enough makes a replacement. blocked names
+// the candidates whose pods fit nowhere even then.
+func (k consolidation) try(r *Round, name string, cands []*Candidate) (cmd Command, ok bool, blocked []Blocked) {
+	sim := whatIf(r, k.opts.Solve, cands, false)
+	if len(sim.results.Unschedulable) == 0 {
+		return Command{Method: name, Reason: k.Reason(), Candidates: cands, Savings: price(cands)}, true, nil
+	}
+	var left scheduling.Resources
+	for _, u := range sim.results.Unschedulable {
+		left = left.Add(scheduling.PodRequests(u.Pod))
+	}
+	if !fitsRoughly(left, largestAllocatable(r)) {
+		return Command{}, false, nil
+	}
+	sim = whatIf(r, k.opts.Solve, cands, true)
+	if blocked := sim.unschedulable(); len(blocked) > 0 {
+		return Command{}, false, blocked
+	}
+	cmd, ok = k.command(name, cands, sim)
+	return cmd, ok, nil
+}
+
 // command turns a simulation of removing cands into a command: a deletion
 // when every pod fits on the other nodes, a replacement when they need one
 // new node that saves enough; ok is false otherwise.
@@ -141,9 +168,8 @@ func (k consolidation) command(name string, cands []*Candidate, sim simulation) 
 // they still need at most one new node costing no more than before (a
 // deletion then being better still).
 func (k consolidation) revalidate(r *Round, name string, cmd Command) (Command, bool) {
-	sim := whatIf(r, k.opts.Solve, cmd.Candidates, len(cmd.Replacements) > 0)
-	next, ok := k.command(name, cmd.Candidates, sim)
-	if !ok {
+	next, ok, _ := k.try(r, name, cmd.Candidates)
+	if !ok || len(cmd.Replacements) == 0 && len(next.Replacements) > 0 {
 		return Command{}, false
 	}
 	if len(cmd.Replacements) > 0 && len(next.Replacements) > 0 && next.Replacements[0].Price() > cmd.Replacements[0].Price() {

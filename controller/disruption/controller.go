@@ -158,7 +158,7 @@ func New(clk clock.Clock, cluster *state.Cluster, types InstanceTypes, writer Cl
 	log := opts.Logger.Named(Name)
 	c := &Controller{clk: clk, cluster: cluster, types: types, opts: opts, log: log,
 		queue: &queue{clk: clk, cluster: cluster, writer: writer, recorder: opts.Recorder, log: log, newID: opts.NewID, opts: opts}}
-	c.report = newReporter(log)
+	c.report = newReporter(log, opts.Observer)
 	return c
 }
 

@@ -100,12 +100,16 @@ func (q *queue) release(ctx context.Context, c *Candidate) error {
 	return nil
 }
 
-// Observer is told about every command the controller executed: the
-// simulator's report reads the method, the nodes and the savings from it.
+// Observer is told, as structured data, what the controller did and what
+// held it back: the simulator's report reads the method, the nodes, the
+// savings and the blockers from it.
 type Observer interface {
 	// Executed is called once the command's candidates' NodeClaims are
 	// deleted, with the replacement claims it launched (Initialized).
 	Executed(cmd Command, replacements []*v1alpha1.NodeClaim)
+	// Blocked is called when a candidate the method wants is first blocked,
+	// or its blocker changes: when the DisruptionBlocked event is published.
+	Blocked(method Method, b Blocked)
 }
 
 func sortedKeys(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }

@@ -49,7 +49,7 @@ func (m MultiNode) ComputeCommands(_ context.Context, r *Round, candidates []*Ca
 	var best Command
 	for lo := 2; lo <= hi; {
 		mid := (lo + hi) / 2
-		if cmd, ok := m.command(m.Name(), prefix[:mid], whatIf(r, m.opts.Solve, prefix[:mid], true)); ok {
+		if cmd, ok, _ := m.try(r, m.Name(), prefix[:mid]); ok {
 			best, lo = cmd, mid+1
 		} else {
 			hi = mid - 1

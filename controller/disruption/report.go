@@ -21,7 +21,8 @@ import (
 // budget problems, and one event per blocked candidate until its blocker
 // changes.
 type reporter struct {
-	log hclog.Logger
+	log      hclog.Logger
+	observer Observer
 	// blocked is method -> node -> the blocker the last event named.
 	blocked map[string]map[string]string
 	// gauged is reason -> pools with a budget series; kinds is method ->
@@ -32,8 +33,8 @@ type reporter struct {
 	budgetErrs map[string]string
 }
 
-func newReporter(log hclog.Logger) reporter {
-	return reporter{log: log, blocked: map[string]map[string]string{}, gauged: map[string]map[string]bool{},
+func newReporter(log hclog.Logger, observer Observer) reporter {
+	return reporter{log: log, observer: observer, blocked: map[string]map[string]string{}, gauged: map[string]map[string]bool{},
 		kinds: map[string]map[string]bool{}, pools: map[string]bool{}, budgetErrs: map[string]string{}}
 }
 
@@ -56,6 +57,9 @@ func (rp *reporter) decision(rec events.EventRecorder, d Decision) {
 			continue
 		}
 		publish(rec, blockedEvents(b, d.Method)...)
+		if rp.observer != nil {
+			rp.observer.Blocked(d.Method, b)
+		}
 		rp.log.Debug("disruption blocked", "node", b.Candidate.Node.Name, "nodeclaim", b.Candidate.NodeClaim.Name,
 			"nodepool", b.Candidate.NodePool.Name, "method", name, "reason", d.Method.Reason(), "blocker", b.Kind, "why", b.Why)
 	}

@@ -47,12 +47,9 @@ func (s SingleNode) ComputeCommands(_ context.Context, r *Round, candidates []*C
 			continue
 		}
 		probes++
-		sim := whatIf(r, s.opts.Solve, []*Candidate{c}, true)
-		if blocked := sim.unschedulable(); len(blocked) > 0 {
-			res.Blocked = append(res.Blocked, blocked...)
-			continue
-		}
-		if cmd, ok := s.command(s.Name(), []*Candidate{c}, sim); ok {
+		cmd, ok, blocked := s.try(r, s.Name(), []*Candidate{c})
+		res.Blocked = append(res.Blocked, blocked...)
+		if ok {
 			r.Budgets.Take(c)
 			res.Commands = []Command{cmd}
 			return res, nil

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -23,10 +22,12 @@ import (
 	"github.com/stowage-dev/stowage/controller/disruption"
 	"github.com/stowage-dev/stowage/controller/interruption"
 	"github.com/stowage-dev/stowage/controller/nodeclaim"
+	"github.com/stowage-dev/stowage/controller/nodeclaim/drift"
+	"github.com/stowage-dev/stowage/controller/nodeclaim/expiration"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/lifecycle"
 	"github.com/stowage-dev/stowage/controller/provisioning"
-	"github.com/stowage-dev/stowage/controller/simulate/report"
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/termination"
 )
 
@@ -42,6 +43,8 @@ const (
 	terminationCtl
 	nodeTerminationCtl
 	interruptionCtl
+	driftCtl
+	expirationCtl
 )
 
 type dueKey struct {
@@ -50,8 +53,9 @@ type dueKey struct {
 }
 
 // stowageSystem is Stowage's controllers (provisioning, NodeClaim lifecycle,
-// termination, garbage collection) as `stowage run` wires them, with the real
-// AWS cloud provider talking to the emulator, driven on the virtual clock.
+// drift and expiration, termination, garbage collection, interruption,
+// disruption) as `stowage run` wires them, with the real AWS cloud provider
+// talking to the emulator, driven on the virtual clock.
 type stowageSystem struct {
 	w           *world
 	cloud       *recordingCloud
@@ -60,7 +64,10 @@ type stowageSystem struct {
 	reconcilers map[reconciler]reconcile.Reconciler
 	gc          *garbagecollection.Controller
 	disruption  *disruption.Controller
-	lambda      *interruptionLambda
+	// expiry are the expiration controller's alarms, delivered by the
+	// simulator since it never starts them as a source.
+	expiry *nodeclaim.Alarms
+	lambda *interruptionLambda
 	// due reconciles and when they are due
 	due map[dueKey]time.Time
 	// claims not Ready or being deleted, which the sweep wakes
@@ -75,20 +82,28 @@ func newStowageSystem(w *world) *stowageSystem {
 	aws := newCloudProvider(w.s, w.emu, w.clk, staticClasses(w.s))
 	sys.cloud = &recordingCloud{CloudProvider: aws, w: w, claims: map[string]string{}}
 	recorder := &eventLog{w: w}
+	// One set of solve options for the provisioner and disruption, as `stowage run` has.
+	solve := scheduler.Options{}
 	sys.batcher = provisioning.NewBatcher(w.clk, provisioning.BatcherOptions{})
 	sys.provisioner = provisioning.NewProvisioner(w.cluster, sys.cloud, provisioning.ClientWriter{Client: w.kube}, recorder,
 		provisioning.RandomSuffix(w.rng), provisioning.WithLogger(hclog.NewNullLogger()), provisioning.WithClock(w.clk),
-		provisioning.WithCreateConcurrency(1))
-	term := termination.New(w.clk, w.kube, sys.cloud, termination.Options{Recorder: recorder})
+		provisioning.WithCreateConcurrency(1), provisioning.WithSolveOptions(solve))
+	term := termination.New(w.clk, w.kube, sys.cloud, termination.Options{Recorder: recorder, Homes: disruption.NewHomes(w.clk, w.cluster, solve)})
+	expiry := expiration.New(w.clk, w.kube, expiration.Options{Recorder: recorder})
+	sys.expiry = expiry.Alarms()
 	sys.reconcilers = map[reconciler]reconcile.Reconciler{
 		lifecycleCtl:       lifecycle.New(w.clk, w.kube, sys.cloud, lifecycle.Options{Recorder: recorder}),
 		terminationCtl:     term,
 		nodeTerminationCtl: term.NodeReconciler(),
 		interruptionCtl:    interruption.New(w.clk, w.kube, aws, interruption.Options{Recorder: recorder}),
+		driftCtl:           drift.New(w.clk, w.kube, sys.cloud, drift.Options{Recorder: recorder}),
+		expirationCtl:      expiry,
 	}
 	sys.lambda = newInterruptionLambda(w, func(node string) { sys.due[dueKey{interruptionCtl, node}] = w.clk.Now() })
 	sys.gc = garbagecollection.New(w.clk, w.kube, sys.cloud, garbagecollection.Options{Recorder: recorder})
-	sys.disruption = disruption.New(w.clk, w.cluster, disruption.ClientWriter{Client: w.kube}, disruption.Options{Recorder: recorder})
+	sys.disruption = disruption.New(w.clk, w.cluster, sys.cloud, disruption.ClientWriter{Client: w.kube}, disruption.Options{
+		Recorder: recorder, Observer: disruptionLog{w: w}, OnMark: sys.batcher.Trigger, NewID: provisioning.RandomSuffix(w.rng),
+		Consolidation: disruption.ConsolidationOptions{Solve: solve}})
 	w.unschedulable = sys.podUnschedulable
 	w.kube.onWrite = func(obj client.Object, gone bool) {
 		w.observe(obj, gone)
@@ -117,9 +132,12 @@ func (sys *stowageSystem) wake(obj client.Object) {
 	now := sys.w.clk.Now()
 	switch o := obj.(type) {
 	case *v1alpha1.NodeClaim:
-		sys.due[dueKey{lifecycleCtl, o.Name}] = now
+		for _, ctl := range []reconciler{lifecycleCtl, driftCtl, expirationCtl} {
+			sys.due[dueKey{ctl, o.Name}] = now
+		}
 		if o.DeletionTimestamp != nil {
 			sys.due[dueKey{terminationCtl, o.Name}] = now
+			sys.batcher.Trigger() // the provisioning controller's watch: its pods count as pending now
 		}
 	case *corev1.Node:
 		if name, ok := sys.cloud.claims[o.Spec.ProviderID]; ok {
@@ -143,6 +161,9 @@ func (sys *stowageSystem) step(ctx context.Context) error {
 			sys.w.out.actions = append(sys.w.out.actions, action{sys.w.elapsed(), "provisioning: " + err.Error()})
 			sys.batcher.Trigger()
 		}
+	}
+	for _, req := range sys.expiry.Due(now) {
+		sys.due[dueKey{expirationCtl, req.Name}] = now
 	}
 	if !now.Before(sys.nextSweep) {
 		sys.nextSweep = now.Add(sweepEvery)
@@ -240,6 +261,9 @@ func (sys *stowageSystem) next() time.Time {
 	}
 	times = slices.AppendSeq(times, maps.Values(sys.due))
 	times = append(times, sys.nextGC, sys.nextDisruption)
+	if at, ok := sys.expiry.Next(); ok {
+		times = append(times, at)
+	}
 	if len(sys.unfinished) > 0 {
 		times = append(times, sys.nextSweep)
 	}
@@ -287,10 +311,10 @@ type eventLog struct{ w *world }
 func (l *eventLog) Publish(...provisioning.Event) {}
 
 // Eventf keeps the controllers' warnings (launch failures, timeouts) as
-// actions, and each disruption of a NodeClaim as a consolidation.
+// actions, and books an expired NodeClaim as a disruption.
 func (l *eventLog) Eventf(regarding, _ runtime.Object, eventtype, reason, _, note string, args ...any) {
-	if claim, ok := regarding.(*v1alpha1.NodeClaim); ok && reason == disruption.ReasonDisrupting {
-		l.consolidated(claim, fmt.Sprintf(note, args...))
+	if claim, ok := regarding.(*v1alpha1.NodeClaim); ok && reason == expiration.ReasonExpired {
+		l.w.expired(claim)
 		return
 	}
 	if eventtype != corev1.EventTypeWarning {
@@ -301,21 +325,6 @@ func (l *eventLog) Eventf(regarding, _ runtime.Object, eventtype, reason, _, not
 		name = o.GetName()
 	}
 	l.w.out.actions = append(l.w.out.actions, action{l.w.elapsed(), fmt.Sprintf("%s %s: %s", reason, name, fmt.Sprintf(note, args...))})
-}
-
-// consolidated records a disrupted claim's node as removed, saving its price.
-func (l *eventLog) consolidated(claim *v1alpha1.NodeClaim, note string) {
-	in, ok := l.w.instances[nodeclaim.InstanceID(claim.Status.ProviderID)]
-	if !ok {
-		return
-	}
-	method := "consolidation"
-	if _, reason, found := strings.Cut(note, "reason "); found {
-		method, _, _ = strings.Cut(reason, ":")
-	}
-	l.w.out.consolidations = append(l.w.out.consolidations, report.Consolidation{At: l.w.clk.Now(), Method: method,
-		Removed:        []report.Instance{{Name: in.id, Offering: offer(in.instanceType, in.zone, in.capacityType)}},
-		SavingsPerHour: in.price})
 }
 
 var (

@@ -90,15 +90,26 @@ func (w *world) reconcileWorkloads(ctx context.Context) error {
 	return nil
 }
 
-// newestToScaleDown picks the pod a ReplicaSet removes first: an unbound one,
-// else the newest.
+// newestToScaleDown picks the pod a ReplicaSet removes first, as
+// kube-controller-manager ranks them: an unbound one, else one on the node
+// running the most pods of the workload (so that scaling in spreads the
+// removals and leaves partly filled nodes, as it does in a real cluster),
+// the newest among equals.
 func (w *world) newestToScaleDown(ws *workloadState) *simPod {
+	onNode := map[string]int{}
 	for i := len(ws.live) - 1; i >= 0; i-- {
 		if ws.live[i].bound.IsZero() {
 			return ws.live[i]
 		}
+		onNode[ws.live[i].node]++
 	}
-	return ws.live[len(ws.live)-1]
+	best := len(ws.live) - 1
+	for i := len(ws.live) - 1; i >= 0; i-- {
+		if onNode[ws.live[i].node] > onNode[ws.live[best].node] {
+			best = i
+		}
+	}
+	return ws.live[best]
 }
 
 func (w *world) createPod(ctx context.Context, ws *workloadState) error {
