@@ -11,6 +11,7 @@ import (
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+	"github.com/stowage-dev/stowage/controller/scheduling"
 )
 
 // Candidate is a node Stowage manages that a method may disrupt: it has a
@@ -25,6 +26,8 @@ type Candidate struct {
 	// but DaemonSet pods, mirror pods, and pods that are finished or being
 	// deleted.
 	ReschedulablePods []*corev1.Pod
+	// Requests sums the reschedulable pods' requests.
+	Requests scheduling.Resources
 	// Ready is the Node's Ready condition. A node that is not Ready already
 	// counts against its pool's budgets as being disrupted.
 	Ready bool
@@ -88,6 +91,7 @@ func NewCandidates(r *Round) []*Candidate {
 		for _, p := range sn.Pods {
 			if reschedulable(p) {
 				c.ReschedulablePods = append(c.ReschedulablePods, p)
+				c.Requests = c.Requests.Add(scheduling.PodRequests(p))
 			}
 		}
 		c.QuietSince = quietSince(sn)

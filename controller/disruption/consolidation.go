@@ -2,8 +2,8 @@ package disruption
 
 import (
 	"cmp"
-	"math"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -119,27 +119,44 @@ func (k consolidation) Blocks(r *Round, c *Candidate) Block {
 // nodes alone, where a preference (a ScheduleAnyway spread, say) gives way
 // rather than asks for a new node, as kube-scheduler would place them: if
 // they all fit, the command deletes cands. Otherwise, when the pods left over
-// could fit on one node of any type, the solve runs again with new capacity
-// allowed: one new node that saves enough makes a replacement. blocked names
-// the candidates whose pods fit nowhere even then.
+// could fit on one node of a type cheap enough, the solve runs again with new
+// capacity allowed: one new node that saves enough makes a replacement.
+// Cheap bounds skip either solve when it cannot succeed. blocked names the
+// candidates whose pods fit nowhere, even on new capacity.
 func (k consolidation) try(r *Round, name string, cands []*Candidate) (cmd Command, ok bool, blocked []Blocked) {
-	sim := whatIf(r, k.opts.Solve, cands, false)
-	if len(sim.results.Unschedulable) == 0 {
-		return Command{Method: name, Reason: k.Reason(), Candidates: cands, Savings: price(cands)}, true, nil
+	cmd, ok, blocked, _ = k.tryCounting(r, name, cands)
+	return cmd, ok, blocked
+}
+
+// tryCounting is try, also returning how many of the candidates' pods the
+// other nodes could not take (all of them when no solve was run).
+func (k consolidation) tryCounting(r *Round, name string, cands []*Candidate) (cmd Command, ok bool, blocked []Blocked, unplaced int) {
+	rm := r.room()
+	left := requests(cands).Sub(rm.freeExcept(cands)).Max(scheduling.Resources{})
+	for _, c := range cands {
+		unplaced += len(c.ReschedulablePods)
 	}
-	var left scheduling.Resources
-	for _, u := range sim.results.Unschedulable {
-		left = left.Add(scheduling.PodRequests(u.Pod))
+	if ok, beyond := rm.mayHold(cands); !ok {
+		left = left.Max(beyond)
+	} else {
+		sim := whatIf(r, k.opts.Solve, cands, false)
+		if len(sim.results.Unschedulable) == 0 {
+			return Command{Method: name, Reason: k.Reason(), Candidates: cands, Savings: price(cands)}, true, nil, 0
+		}
+		left, unplaced = scheduling.Resources{}, len(sim.results.Unschedulable)
+		for _, u := range sim.results.Unschedulable {
+			left = left.Add(scheduling.PodRequests(u.Pod))
+		}
 	}
-	if !fitsRoughly(left, largestAllocatable(r)) {
-		return Command{}, false, nil
+	if !fitsRoughly(left, rm.largest) || rm.cheapest(left) >= price(cands)*(1-k.opts.MinSavingsShare) {
+		return Command{}, false, nil, unplaced
 	}
-	sim = whatIf(r, k.opts.Solve, cands, true)
+	sim := whatIf(r, k.opts.Solve, cands, true)
 	if blocked := sim.unschedulable(); len(blocked) > 0 {
-		return Command{}, false, blocked
+		return Command{}, false, blocked, unplaced
 	}
 	cmd, ok = k.command(name, cands, sim)
-	return cmd, ok, nil
+	return cmd, ok, nil, unplaced
 }
 
 // command turns a simulation of removing cands into a command: a deletion
@@ -268,16 +285,27 @@ func allSpot(cands []*Candidate) bool {
 	return !slices.ContainsFunc(cands, func(c *Candidate) bool { return c.Offering.CapacityType != v1alpha1.CapacityTypeSpot })
 }
 
-// byDisruptionCost orders candidates cheapest to disrupt first: fewest pods
-// to evict (a pod of higher priority counts more), then least used, then
-// dearest, then by name.
-func byDisruptionCost(a, b *Candidate) int {
-	return cmp.Or(
-		cmp.Compare(evictionCost(a), evictionCost(b)),
-		cmp.Compare(utilization(a), utilization(b)),
-		cmp.Compare(b.Offering.Price, a.Offering.Price),
-		strings.Compare(a.Name(), b.Name()),
-	)
+// byDisruptionCost returns the candidates cheapest to disrupt first: fewest
+// pods to evict (a pod of higher priority counts more), then least used,
+// then dearest, then by name. Each candidate's cost is worked out once.
+func byDisruptionCost(cands []*Candidate) []*Candidate {
+	type keyed struct {
+		c           *Candidate
+		cost, usage float64
+	}
+	ks := make([]keyed, len(cands))
+	for i, c := range cands {
+		ks[i] = keyed{c: c, cost: evictionCost(c), usage: utilization(c)}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		return cmp.Or(cmp.Compare(a.cost, b.cost), cmp.Compare(a.usage, b.usage),
+			cmp.Compare(b.c.Offering.Price, a.c.Offering.Price), strings.Compare(a.c.Name(), b.c.Name()))
+	})
+	out := make([]*Candidate, len(ks))
+	for i, k := range ks {
+		out[i] = k.c
+	}
+	return out
 }
 
 // evictionCost counts the candidate's pods, each 1 plus its priority over

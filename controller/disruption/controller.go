@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -139,8 +140,9 @@ type Controller struct {
 
 	mu     sync.Mutex // one round at a time
 	report reporter
-	// settle remembers the last round that found nothing to do.
-	settle settled
+	// settle remembers the last round that found nothing to do, and
+	// consolidated the last fleet layout consolidation found nothing on.
+	settle, consolidated settled
 }
 
 var (
@@ -223,16 +225,22 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 
 // decide tries the methods in order and queues the first one's commands.
 func (c *Controller) decide(ctx context.Context, r Round, gen uint64) error {
-	r.Busy = c.queue.busy()
+	r.Busy, r.memo = c.queue.busy(), &memo{}
 	candidates := NewCandidates(&r)
 	c.settle.reset()
-	active := false
+	active, consKey := false, consolidationKey(r.Snapshot)
+	var consWake []time.Time
 	for _, m := range c.opts.Methods {
-		if m.Reason() == v1alpha1.DisruptionReasonUnderutilized && c.consolidationHeld(r.Snapshot) {
-			active = true // a command it waits for will change the state
+		consolidating := m.Reason() == v1alpha1.DisruptionReasonUnderutilized
+		if consolidating && c.consolidationHeld(r.Snapshot) {
+			active = true // what it waits for will change the state
+			continue
+		}
+		if consolidating && c.consolidated.skip(consKey, 0, r.Now) {
 			continue
 		}
 		start := c.clk.Now()
+		dbg(r.Now, "decide "+m.Name())
 		d, err := Decide(ctx, m, r, candidates)
 		EvaluationDuration.WithLabelValues(m.Name()).Observe(c.clk.Since(start).Seconds())
 		if err != nil {
@@ -240,21 +248,38 @@ func (c *Controller) decide(ctx context.Context, r Round, gen uint64) error {
 		}
 		c.report.decision(c.queue.recorder, d)
 		active = active || blockedByBudget(d) || d.BudgetErr != nil
-		c.settle.wake(d.WakeAt)
-		for _, b := range d.Blocked {
-			c.settle.wake(b.Until)
+		wakes := append([]time.Time{d.WakeAt}, blockEnds(d)...)
+		for _, at := range wakes {
+			c.settle.wake(at)
 		}
 		if len(d.Commands) > 0 {
 			c.settle.reset()
+			c.consolidated.reset()
 			return c.queueAll(ctx, m, d.Commands)
 		}
+		if consolidating {
+			consWake = append(consWake, wakes...)
+		}
 	}
+	c.markConsolidated(consKey, consWake, r.Now)
 	if !active && len(c.queue.pending) == 0 {
 		c.settle.done(gen, offeringsKey(r.Snapshot), r.Now)
 	} else {
 		c.settle.reset()
 	}
 	return nil
+}
+
+// markConsolidated records that consolidation found nothing on this layout
+// of the fleet: it is not simulated again until pods move, nodes come or go,
+// offerings change, a wait ends, or DefaultRevisit passes. Consolidation is
+// the costly method; the cluster state changes with every pod status write.
+func (c *Controller) markConsolidated(key uint64, wakes []time.Time, now time.Time) {
+	c.consolidated.reset()
+	c.consolidated.done(key, 0, now)
+	for _, at := range wakes {
+		c.consolidated.wake(at)
+	}
 }
 
 // blockedByBudget reports whether a budget blocked a candidate: a budget
@@ -266,19 +291,45 @@ func blockedByBudget(d Decision) bool {
 	return slices.ContainsFunc(d.Blocked, func(b Blocked) bool { return b.Kind == BlockedBudget })
 }
 
-// consolidationHeld: no consolidation is decided while another command
-// launches replacements or its nodes still drain, so that two commands never
-// count on the same free room, and pods are not moved twice in a row.
+func blockEnds(d Decision) []time.Time {
+	var out []time.Time
+	for _, b := range d.Blocked {
+		out = append(out, b.Until)
+	}
+	return out
+}
+
+// consolidationHeld: no consolidation is decided while capacity is being
+// added (a NodeClaim is launching, or pods wait for a node) or while another
+// command launches replacements or its nodes still drain: removing capacity
+// then is the churn pattern, two commands would count on the same free room,
+// and pods would move twice in a row.
 func (c *Controller) consolidationHeld(snap *scheduler.Snapshot) bool {
-	if c.queue.holds() {
+	if c.queue.holds() || c.podsWait() {
 		return true
 	}
 	for _, sn := range snap.Nodes {
+		if sn.NodeClaim != nil && sn.NodeClaim.DeletionTimestamp == nil && !initialized(sn) {
+			return true // launching
+		}
 		if !sn.MarkedForDeletion || sn.Node == nil {
 			continue
 		}
 		for _, p := range sn.Pods {
 			if reschedulable(p) && p.Spec.NodeName == sn.Node.Name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// podsWait reports whether a pod waits for capacity: kube-scheduler found no
+// node for it and no node or claim is expected to take it.
+func (c *Controller) podsWait() bool {
+	for _, p := range c.cluster.PendingPods() {
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == corev1.PodScheduled && cond.Reason == corev1.PodReasonUnschedulable && !c.cluster.IsNominated(p) {
 				return true
 			}
 		}

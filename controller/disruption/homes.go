@@ -87,6 +87,10 @@ func homeless(snap *scheduler.Snapshot, opts scheduler.Options) map[string]bool 
 	if len(pods) == 0 {
 		return out
 	}
+	r := &Round{Snapshot: snap, memo: &memo{}}
+	if receivers := r.receivers(pods); receivers != nil {
+		nodes = receivers
+	}
 	s := *snap
 	s.Pods, s.Nodes, s.InstanceTypes = pods, nodes, nil
 	for _, u := range scheduler.Solve(&s, opts).Unschedulable {

@@ -98,6 +98,8 @@ type Round struct {
 	// Busy names the nodes of commands the controller has not finished:
 	// they are no candidates, and count against their pools' budgets.
 	Busy map[string]bool
+	// memo, when set, keeps what the round's simulations share.
+	memo *memo
 }
 
 // Command is what a method decided to do.

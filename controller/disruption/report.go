@@ -152,6 +152,25 @@ func offeringsKey(snap *scheduler.Snapshot) uint64 {
 	return h.Sum64()
 }
 
+// consolidationKey digests the fleet's layout as consolidation sees it: each
+// node, whether it is marked, Ready or nominated, when a pod last bound to it
+// or left it, and the offerings. Pod status writes, which change the cluster
+// state all the time, do not change it.
+func consolidationKey(snap *scheduler.Snapshot) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(strconv.FormatUint(offeringsKey(snap), 16)))
+	for _, sn := range snap.Nodes {
+		h.Write([]byte(sn.Name()))
+		if sn.NodeClaim != nil {
+			h.Write([]byte(sn.NodeClaim.UID))
+		}
+		ready := sn.Node != nil && nodeReady(sn.Node)
+		h.Write([]byte(strconv.FormatInt(sn.LastPodEvent.UnixNano(), 16) + strconv.FormatBool(sn.MarkedForDeletion) +
+			strconv.FormatBool(sn.Nominated) + strconv.FormatBool(ready)))
+	}
+	return h.Sum64()
+}
+
 func errString(err error) string {
 	if err == nil {
 		return ""

@@ -1,6 +1,7 @@
 package disruption
 
 import (
+	"fmt"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,18 +46,28 @@ func whatIf(r *Round, opts scheduler.Options, candidates []*Candidate, launch bo
 	}
 	snap := *r.Snapshot
 	snap.Pods = pods
-	snap.Nodes = make([]*scheduler.StateNode, len(r.Snapshot.Nodes))
-	for i, sn := range r.Snapshot.Nodes {
-		snap.Nodes[i] = sn
-		if !sn.MarkedForDeletion && (gone[sn.Name()] || r.Busy[sn.Name()] || !receives(sn)) {
-			marked := *sn
-			marked.MarkedForDeletion = true
-			snap.Nodes[i] = &marked
+	if receivers := r.receivers(pods); receivers != nil {
+		snap.Nodes = make([]*scheduler.StateNode, 0, len(receivers))
+		for _, sn := range receivers {
+			if !gone[sn.Name()] {
+				snap.Nodes = append(snap.Nodes, sn)
+			}
+		}
+	} else {
+		snap.Nodes = make([]*scheduler.StateNode, len(r.Snapshot.Nodes))
+		for i, sn := range r.Snapshot.Nodes {
+			snap.Nodes[i] = sn
+			if !sn.MarkedForDeletion && (gone[sn.Name()] || r.Busy[sn.Name()] || !receives(sn)) {
+				marked := *sn
+				marked.MarkedForDeletion = true
+				snap.Nodes[i] = &marked
+			}
 		}
 	}
 	if !launch {
 		snap.InstanceTypes = nil
 	}
+	dbg(r.Now, fmt.Sprintf("solve launch=%v compact=%v", launch, len(snap.Nodes) < len(r.Snapshot.Nodes)))
 	sim.results = scheduler.Solve(&snap, opts)
 	return sim
 }
@@ -88,18 +99,6 @@ func (s simulation) unschedulable() []Blocked {
 	return out
 }
 
-// freeCapacity is what the nodes that receive pods have left, in sum.
-func freeCapacity(r *Round, except map[string]bool) scheduling.Resources {
-	var free scheduling.Resources
-	for _, sn := range r.Snapshot.Nodes {
-		if sn.MarkedForDeletion || except[sn.Name()] || r.Busy[sn.Name()] || !receives(sn) {
-			continue
-		}
-		free = free.Add(nodeFree(sn))
-	}
-	return free
-}
-
 // nodeFree is the node's allocatable less its pods' requests, never negative.
 func nodeFree(sn *scheduler.StateNode) scheduling.Resources {
 	free := scheduling.FromList(sn.Node.Status.Allocatable)
@@ -115,9 +114,7 @@ func nodeFree(sn *scheduler.StateNode) scheduling.Resources {
 func requests(cs []*Candidate) scheduling.Resources {
 	var total scheduling.Resources
 	for _, c := range cs {
-		for _, p := range c.ReschedulablePods {
-			total = total.Add(scheduling.PodRequests(p))
-		}
+		total = total.Add(c.Requests)
 	}
 	return total
 }

@@ -2,10 +2,6 @@ package disruption
 
 import (
 	"context"
-	"slices"
-
-	"github.com/stowage-dev/stowage/controller/cloudprovider"
-	"github.com/stowage-dev/stowage/controller/scheduling"
 )
 
 // SingleNode consolidation deletes one node whose pods fit on the others, or
@@ -38,12 +34,11 @@ func (SingleNode) Name() string { return "single-node" }
 func (s SingleNode) ComputeCommands(_ context.Context, r *Round, candidates []*Candidate) (Result, error) {
 	var res Result
 	probes := 0
-	cheapest, free := cheapestPerPod(r), freeCapacity(r, nil)
-	for _, c := range slices.SortedFunc(slices.Values(candidates), byDisruptionCost) {
+	for _, c := range byDisruptionCost(candidates) {
 		if probes >= s.opts.MaxSingleNodeProbes {
 			break
 		}
-		if r.Budgets[c.NodePool.Name] <= 0 || !s.worthASolve(c, free, cheapest) {
+		if r.Budgets[c.NodePool.Name] <= 0 {
 			continue
 		}
 		probes++
@@ -63,37 +58,4 @@ func (s SingleNode) ComputeCommands(_ context.Context, r *Round, candidates []*C
 // before.
 func (s SingleNode) Validate(_ context.Context, r *Round, cmd Command) (Command, bool) {
 	return s.revalidate(r, s.Name(), cmd)
-}
-
-// worthASolve rules a candidate out without a solve when its pods cannot fit
-// in the other nodes' free capacity and no type could replace it cheaply
-// enough.
-func (s SingleNode) worthASolve(c *Candidate, free scheduling.Resources, cheapest func(scheduling.Resources) float64) bool {
-	need := requests([]*Candidate{c})
-	if fitsRoughly(need, free.Sub(nodeFree(c.StateNode))) {
-		return true
-	}
-	return cheapest(need) < c.Offering.Price*(1-s.opts.MinSavingsShare)
-}
-
-// cheapestPerPod returns a lower bound on what a node that holds need costs:
-// the cheapest available offering of any pool's type whose allocatable holds
-// it, +Inf when none does.
-func cheapestPerPod(r *Round) func(scheduling.Resources) float64 {
-	var types []*cloudprovider.InstanceType
-	for _, ts := range r.Snapshot.InstanceTypes {
-		types = append(types, ts...)
-	}
-	return func(need scheduling.Resources) float64 {
-		best := inf
-		for _, it := range types {
-			if !fitsRoughly(need, it.Allocatable()) {
-				continue
-			}
-			if o, ok := it.Offerings.Available().Cheapest(); ok && o.Price < best {
-				best = o.Price
-			}
-		}
-		return best
-	}
 }

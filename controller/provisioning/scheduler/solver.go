@@ -32,6 +32,11 @@ type solver struct {
 	// shapes counts, per class and requests, the pods not yet tried: a new
 	// claim is sized for the alike pods still to come.
 	shapes map[shape]int
+	// fitFrom is requests -> how many existing nodes, from the first, are too
+	// full for them. An existing node only fills during a solve, so the count
+	// only grows: placing many pods on a large fleet (consolidation's
+	// simulations) then skips the full nodes instead of scanning them again.
+	fitFrom map[requestsKey]int
 }
 
 // Solve decides where every pending pod goes. It is a pure function of the
@@ -73,7 +78,7 @@ func Solve(s *Snapshot, opts Options) *Results {
 }
 
 func newSolver(s *Snapshot, opts Options) *solver {
-	sv := &solver{snapshot: s, opts: opts, classes: map[string]*podClass{}, shapes: map[shape]int{}}
+	sv := &solver{snapshot: s, opts: opts, classes: map[string]*podClass{}, shapes: map[shape]int{}, fitFrom: map[requestsKey]int{}}
 	sv.volumes = newVolumeTopology(s)
 	for _, np := range sortedPools(s.NodePools) {
 		sv.pools = append(sv.pools, newPool(np, s.InstanceTypes[np.Name], s.DaemonSets))
@@ -176,7 +181,12 @@ func (sv *solver) variants(c *podClass) []*podClass {
 
 // placeExisting puts the pod on the first existing node or in-flight claim that takes it.
 func (sv *solver) placeExisting(p *podInfo, c *podClass) bool {
-	for i := 0; i < sv.existing; i++ {
+	from := sv.fitFrom[p.shape.requestsKey]
+	for from < sv.existing && !p.requests.Fits(sv.nodes[from].available) {
+		from++
+	}
+	sv.fitFrom[p.shape.requestsKey] = from
+	for i := from; i < sv.existing; i++ {
 		n := sv.nodes[i]
 		if c.skipped(n.index) || !p.requests.Fits(n.available) {
 			continue
