@@ -26,8 +26,10 @@ type Candidate struct {
 	// but DaemonSet pods, mirror pods, and pods that are finished or being
 	// deleted.
 	ReschedulablePods []*corev1.Pod
-	// Requests sums the reschedulable pods' requests.
-	Requests scheduling.Resources
+	// requests sums the reschedulable pods' requests, once asked for; round
+	// works them out.
+	requests *scheduling.Resources
+	round    *Round
 	// Ready is the Node's Ready condition. A node that is not Ready already
 	// counts against its pool's budgets as being disrupted.
 	Ready bool
@@ -87,11 +89,10 @@ func NewCandidates(r *Round) []*Candidate {
 		if !ok {
 			continue
 		}
-		c := &Candidate{StateNode: sn, NodePool: pool, Ready: nodeReady(sn.Node), Offering: prices.offering(pool.Name, sn.Node)}
+		c := &Candidate{StateNode: sn, NodePool: pool, Ready: nodeReady(sn.Node), Offering: prices.offering(pool.Name, sn.Node), round: r}
 		for _, p := range sn.Pods {
 			if reschedulable(p) {
 				c.ReschedulablePods = append(c.ReschedulablePods, p)
-				c.Requests = c.Requests.Add(scheduling.PodRequests(p))
 			}
 		}
 		c.QuietSince = quietSince(sn)
@@ -100,6 +101,18 @@ func NewCandidates(r *Round) []*Candidate {
 	}
 	slices.SortFunc(out, func(a, b *Candidate) int { return strings.Compare(a.Name(), b.Name()) })
 	return out
+}
+
+// Requests sums the reschedulable pods' requests.
+func (c *Candidate) Requests() scheduling.Resources {
+	if c.requests == nil {
+		var total scheduling.Resources
+		for _, p := range c.ReschedulablePods {
+			total = total.Add(c.round.requestsOf(p))
+		}
+		c.requests = &total
+	}
+	return *c.requests
 }
 
 // DefaultedPools returns the pools by name, each a copy with its defaults

@@ -1,6 +1,8 @@
 package disruption
 
 import (
+	"math"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
@@ -19,12 +21,15 @@ type compaction struct {
 	// ok is false when some pod of the cluster has required anti-affinity.
 	ok    bool
 	nodes []*scheduler.StateNode
+	// free is each node's free room, as its allocatable says.
+	free []scheduling.Resources
 }
 
 // memo holds what a round computes once for all of its simulations.
 type memo struct {
 	compacted *compaction
 	room      *room
+	requests  *podRequests
 }
 
 // compacted returns the round's compaction, computing it once.
@@ -53,25 +58,37 @@ func compact(nodes []*scheduler.StateNode, busy map[string]bool, free func(strin
 		}
 		folded := *sn
 		node := *sn.Node
-		node.Status.Allocatable = free(sn.Name()).List()
+		f := free(sn.Name())
+		node.Status.Allocatable = f.List()
 		folded.Node, folded.Pods = &node, nil
-		c.nodes = append(c.nodes, &folded)
+		c.nodes, c.free = append(c.nodes, &folded), append(c.free, f)
 	}
 	return c
 }
 
-// receivers returns the round's compacted receivers when the moving pods
-// allow it, else nil; the compaction is computed only then.
-func (r *Round) receivers(moving []*corev1.Pod) []*scheduler.StateNode {
+// receivers returns the round's compacted receivers that have room for the
+// smallest of the moving pods (a full node takes none of them, and with no
+// pods on it nothing else of it matters), when the moving pods allow a
+// compaction; ok is false otherwise. The compaction is computed only then.
+func (r *Round) receivers(moving []*corev1.Pod) (out []*scheduler.StateNode, ok bool) {
+	smallest := scheduling.Resources{CPU: math.MaxInt64, Memory: math.MaxInt64, Pods: 1}
 	for _, p := range moving {
 		if constrained(p) {
-			return nil
+			return nil, false
+		}
+		req := r.requestsOf(p)
+		smallest.CPU, smallest.Memory = min(smallest.CPU, req.CPU), min(smallest.Memory, req.Memory)
+	}
+	c := r.compacted()
+	if !c.ok {
+		return nil, false
+	}
+	for i, sn := range c.nodes {
+		if fitsRoughly(smallest, c.free[i]) {
+			out = append(out, sn)
 		}
 	}
-	if c := r.compacted(); c.ok {
-		return c.nodes
-	}
-	return nil
+	return out, true
 }
 
 // constrained reports whether the pod's placement depends on other pods.

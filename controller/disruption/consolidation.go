@@ -3,7 +3,6 @@ package disruption
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -16,8 +15,6 @@ import (
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
-
-var inf = math.Inf(1)
 
 // Defaults of ConsolidationOptions.
 const (
@@ -136,7 +133,7 @@ func (k consolidation) tryCounting(r *Round, name string, cands []*Candidate) (c
 	for _, c := range cands {
 		unplaced += len(c.ReschedulablePods)
 	}
-	if ok, beyond := rm.mayHold(cands); !ok {
+	if ok, beyond := rm.mayHold(r, cands); !ok {
 		left = left.Max(beyond)
 	} else {
 		sim := whatIf(r, k.opts.Solve, cands, false)
@@ -145,10 +142,13 @@ func (k consolidation) tryCounting(r *Round, name string, cands []*Candidate) (c
 		}
 		left, unplaced = scheduling.Resources{}, len(sim.results.Unschedulable)
 		for _, u := range sim.results.Unschedulable {
-			left = left.Add(scheduling.PodRequests(u.Pod))
+			left = left.Add(r.requestsOf(u.Pod))
 		}
 	}
-	if !fitsRoughly(left, rm.largest) || rm.cheapest(left) >= price(cands)*(1-k.opts.MinSavingsShare) {
+	// Spot replacing spot takes SpotToSpot and 15 cheaper spot types: short
+	// of that the bound counts on-demand offerings only.
+	onDemand := allSpot(cands) && !k.opts.SpotToSpot
+	if !fitsRoughly(left, rm.largest) || rm.cheapest(left, onDemand) >= price(cands)*(1-k.opts.MinSavingsShare) {
 		return Command{}, false, nil, unplaced
 	}
 	sim := whatIf(r, k.opts.Solve, cands, true)

@@ -143,6 +143,8 @@ type Controller struct {
 	// settle remembers the last round that found nothing to do, and
 	// consolidated the last fleet layout consolidation found nothing on.
 	settle, consolidated settled
+	// requests remembers pods' requests from the last round that decided.
+	requests *podRequests
 }
 
 var (
@@ -211,12 +213,15 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 	if !c.cluster.Synced(ctx) {
 		return ErrNotSynced
 	}
-	gen := c.cluster.Generation()
-	r := c.newRound(ctx)
+	gen, types := c.cluster.Generation(), c.instanceTypes(ctx)
+	if len(c.queue.pending) == 0 && c.settle.skip(gen, offeringsKey(types), c.clk.Now()) {
+		return nil // nothing under way, and a round on this state found nothing to do
+	}
+	r := c.newRound(types)
 	c.report.fleet(r)
 	errs := []error{c.queue.progress(ctx, r.Snapshot), c.untaintOrphans(ctx, r)}
 	errs = append(errs, c.validate(ctx, r))
-	if c.queue.validating() || c.settle.skip(gen, offeringsKey(r.Snapshot), r.Now) {
+	if c.queue.validating() || c.settle.skip(gen, offeringsKey(types), r.Now) {
 		return errors.Join(errs...)
 	}
 	errs = append(errs, c.decide(ctx, r, gen))
@@ -225,22 +230,24 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 
 // decide tries the methods in order and queues the first one's commands.
 func (c *Controller) decide(ctx context.Context, r Round, gen uint64) error {
-	r.Busy, r.memo = c.queue.busy(), &memo{}
+	c.requests = c.requests.next()
+	r.Busy, r.memo = c.queue.busy(), &memo{requests: c.requests}
 	candidates := NewCandidates(&r)
 	c.settle.reset()
 	active, consKey := false, consolidationKey(r.Snapshot)
+	held := sync.OnceValue(func() bool { return c.consolidationHeld(r.Snapshot) })
 	var consWake []time.Time
+	consHeld := false
 	for _, m := range c.opts.Methods {
 		consolidating := m.Reason() == v1alpha1.DisruptionReasonUnderutilized
-		if consolidating && c.consolidationHeld(r.Snapshot) {
-			active = true // what it waits for will change the state
-			continue
-		}
 		if consolidating && c.consolidated.skip(consKey, 0, r.Now) {
 			continue
 		}
+		if consolidating && held() {
+			active, consHeld = true, true // what it waits for will change the state
+			continue
+		}
 		start := c.clk.Now()
-		dbg(r.Now, "decide "+m.Name())
 		d, err := Decide(ctx, m, r, candidates)
 		EvaluationDuration.WithLabelValues(m.Name()).Observe(c.clk.Since(start).Seconds())
 		if err != nil {
@@ -261,9 +268,11 @@ func (c *Controller) decide(ctx context.Context, r Round, gen uint64) error {
 			consWake = append(consWake, wakes...)
 		}
 	}
-	c.markConsolidated(consKey, consWake, r.Now)
+	if !consHeld {
+		c.markConsolidated(consKey, consWake, r.Now)
+	}
 	if !active && len(c.queue.pending) == 0 {
-		c.settle.done(gen, offeringsKey(r.Snapshot), r.Now)
+		c.settle.done(gen, offeringsKey(r.Snapshot.InstanceTypes), r.Now)
 	} else {
 		c.settle.reset()
 	}
@@ -348,8 +357,9 @@ func (c *Controller) queueAll(ctx context.Context, m Method, cmds []Command) err
 	return errors.Join(errs...)
 }
 
-// newRound reads the cluster state and the pools' instance types.
-func (c *Controller) newRound(ctx context.Context) Round {
+// instanceTypes asks the cloud for each pool's types; a pool whose types
+// cannot be listed is left without any, so that no replacement comes from it.
+func (c *Controller) instanceTypes(ctx context.Context) map[string][]*cloudprovider.InstanceType {
 	types := map[string][]*cloudprovider.InstanceType{}
 	for _, pool := range c.cluster.NodePools() {
 		its, err := c.types.InstanceTypes(ctx, pool)
@@ -359,6 +369,11 @@ func (c *Controller) newRound(ctx context.Context) Round {
 		}
 		types[pool.Name] = its
 	}
+	return types
+}
+
+// newRound reads the cluster state, with the pools' instance types.
+func (c *Controller) newRound(types map[string][]*cloudprovider.InstanceType) Round {
 	snap := c.cluster.Snapshot(nil, types)
 	return Round{Snapshot: snap, Now: c.clk.Now(), Pools: DefaultedPools(snap.NodePools), PDBs: c.cluster.PodDisruptionBudgets(),
 		Busy: c.queue.busy()}

@@ -36,6 +36,8 @@ type Homes struct {
 	// homeless names the draining nodes with a pod that fits nowhere Ready.
 	homeless map[string]bool
 	solved   bool
+	// requests remembers pods' requests from solve to solve.
+	requests *podRequests
 }
 
 // NewHomes returns Homes over the cluster state, solving with solve (the
@@ -51,7 +53,8 @@ func (h *Homes) Ready(_ context.Context, node string) bool {
 	defer h.mu.Unlock()
 	gen, now := h.cluster.Generation(), h.clk.Now()
 	if !h.solved || gen != h.gen && now.Sub(h.at) >= homesEvery {
-		h.homeless = homeless(h.cluster.Snapshot(nil, nil), h.solve)
+		h.requests = h.requests.next()
+		h.homeless = homeless(h.cluster.Snapshot(nil, nil), h.solve, h.requests)
 		h.gen, h.at, h.solved = gen, now, true
 	}
 	return !h.homeless[node]
@@ -60,7 +63,7 @@ func (h *Homes) Ready(_ context.Context, node string) bool {
 // homeless solves for the pods of the nodes marked for deletion on the nodes
 // that receive pods, and returns the draining nodes some pod of which fits
 // nowhere.
-func homeless(snap *scheduler.Snapshot, opts scheduler.Options) map[string]bool {
+func homeless(snap *scheduler.Snapshot, opts scheduler.Options, requests *podRequests) map[string]bool {
 	owner := map[string]string{}
 	var pods []*corev1.Pod
 	nodes := make([]*scheduler.StateNode, len(snap.Nodes))
@@ -87,8 +90,8 @@ func homeless(snap *scheduler.Snapshot, opts scheduler.Options) map[string]bool 
 	if len(pods) == 0 {
 		return out
 	}
-	r := &Round{Snapshot: snap, memo: &memo{}}
-	if receivers := r.receivers(pods); receivers != nil {
+	r := &Round{Snapshot: snap, memo: &memo{requests: requests}}
+	if receivers, ok := r.receivers(pods); ok {
 		nodes = receivers
 	}
 	s := *snap

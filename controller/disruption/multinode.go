@@ -112,7 +112,7 @@ func capacityBound(r *Round, prefix []*Candidate) int {
 	var need scheduling.Resources
 	k := 0
 	for i, c := range prefix {
-		need = need.Add(c.Requests)
+		need = need.Add(c.Requests())
 		free = free.Sub(rm.freeOf(c.Name()))
 		if !fitsRoughly(need, free.Add(spare)) {
 			break

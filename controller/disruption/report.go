@@ -2,6 +2,7 @@ package disruption
 
 import (
 	crand "crypto/rand"
+	"encoding/binary"
 	"hash/fnv"
 	"maps"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 )
 
@@ -138,14 +140,22 @@ func FleetCosts(snap *scheduler.Snapshot) map[string]float64 {
 
 // offeringsKey digests the pools' offerings (prices and availability), so
 // that a round runs again when they change though the cluster state did not.
-func offeringsKey(snap *scheduler.Snapshot) uint64 {
+func offeringsKey(types map[string][]*cloudprovider.InstanceType) uint64 {
 	h := fnv.New64a()
-	for _, pool := range slices.Sorted(maps.Keys(snap.InstanceTypes)) {
+	var buf [9]byte
+	for _, pool := range slices.Sorted(maps.Keys(types)) {
 		h.Write([]byte(pool))
-		for _, it := range snap.InstanceTypes[pool] {
+		for _, it := range types[pool] {
 			h.Write([]byte(it.Name))
 			for _, o := range it.Offerings {
-				h.Write([]byte(o.Zone + o.CapacityType + strconv.FormatUint(math.Float64bits(o.Price), 16) + strconv.FormatBool(o.Available)))
+				h.Write([]byte(o.Zone))
+				h.Write([]byte(o.CapacityType))
+				binary.LittleEndian.PutUint64(buf[:8], math.Float64bits(o.Price))
+				buf[8] = 0
+				if o.Available {
+					buf[8] = 1
+				}
+				h.Write(buf[:])
 			}
 		}
 	}
@@ -158,7 +168,7 @@ func offeringsKey(snap *scheduler.Snapshot) uint64 {
 // state all the time, do not change it.
 func consolidationKey(snap *scheduler.Snapshot) uint64 {
 	h := fnv.New64a()
-	h.Write([]byte(strconv.FormatUint(offeringsKey(snap), 16)))
+	h.Write([]byte(strconv.FormatUint(offeringsKey(snap.InstanceTypes), 16)))
 	for _, sn := range snap.Nodes {
 		h.Write([]byte(sn.Name()))
 		if sn.NodeClaim != nil {

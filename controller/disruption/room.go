@@ -3,6 +3,7 @@ package disruption
 import (
 	"math"
 
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
@@ -32,7 +33,7 @@ func (r *Round) room() *room {
 		if sn.MarkedForDeletion || r.Busy[sn.Name()] || !receives(sn) {
 			continue
 		}
-		f := nodeFree(sn)
+		f := r.nodeFree(sn)
 		rm.index[sn.Name()] = len(rm.names)
 		rm.names, rm.free, rm.total = append(rm.names, sn.Name()), append(rm.free, f), rm.total.Add(f)
 	}
@@ -71,14 +72,14 @@ func (rm *room) freeExcept(cands []*Candidate) scheduling.Resources {
 // node must be at least as many as the pods, and each pod beyond those
 // copies needs at least the smallest pod's room elsewhere. A necessary
 // condition, so a false rules a deletion out without a solve.
-func (rm *room) mayHold(cands []*Candidate) (ok bool, beyond scheduling.Resources) {
+func (rm *room) mayHold(r *Round, cands []*Candidate) (ok bool, beyond scheduling.Resources) {
 	gone := map[string]bool{}
 	smallest := scheduling.Resources{CPU: math.MaxInt64, Memory: math.MaxInt64}
 	pods := 0
 	for _, c := range cands {
 		gone[c.Name()] = true
 		for _, p := range c.ReschedulablePods {
-			req := scheduling.PodRequests(p)
+			req := r.requestsOf(p)
 			smallest.CPU, smallest.Memory = min(smallest.CPU, req.CPU), min(smallest.Memory, req.Memory)
 		}
 		pods += len(c.ReschedulablePods)
@@ -105,17 +106,19 @@ func per(free, each int64) int64 {
 	return free / each
 }
 
-// cheapest is the price of the cheapest available offering of any type
-// whose allocatable holds need, +Inf when none does: a lower bound on what
-// a new node that takes need costs.
-func (rm *room) cheapest(need scheduling.Resources) float64 {
+// cheapest is the price of the cheapest available offering (on-demand only
+// when onDemand) of any type whose allocatable holds need, +Inf when none
+// does: a lower bound on what a new node that takes need costs.
+func (rm *room) cheapest(need scheduling.Resources, onDemand bool) float64 {
 	best := math.Inf(1)
 	for _, it := range rm.types {
 		if !fitsRoughly(need, it.Allocatable()) {
 			continue
 		}
-		if o, ok := it.Offerings.Available().Cheapest(); ok && o.Price < best {
-			best = o.Price
+		for _, o := range it.Offerings {
+			if o.Available && o.Price < best && (!onDemand || o.CapacityType == v1alpha1.CapacityTypeOnDemand) {
+				best = o.Price
+			}
 		}
 	}
 	return best

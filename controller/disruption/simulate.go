@@ -1,8 +1,6 @@
 package disruption
 
 import (
-	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -46,7 +44,7 @@ func whatIf(r *Round, opts scheduler.Options, candidates []*Candidate, launch bo
 	}
 	snap := *r.Snapshot
 	snap.Pods = pods
-	if receivers := r.receivers(pods); receivers != nil {
+	if receivers, ok := r.receivers(pods); ok {
 		snap.Nodes = make([]*scheduler.StateNode, 0, len(receivers))
 		for _, sn := range receivers {
 			if !gone[sn.Name()] {
@@ -67,7 +65,6 @@ func whatIf(r *Round, opts scheduler.Options, candidates []*Candidate, launch bo
 	if !launch {
 		snap.InstanceTypes = nil
 	}
-	dbg(r.Now, fmt.Sprintf("solve launch=%v compact=%v", launch, len(snap.Nodes) < len(r.Snapshot.Nodes)))
 	sim.results = scheduler.Solve(&snap, opts)
 	return sim
 }
@@ -100,11 +97,11 @@ func (s simulation) unschedulable() []Blocked {
 }
 
 // nodeFree is the node's allocatable less its pods' requests, never negative.
-func nodeFree(sn *scheduler.StateNode) scheduling.Resources {
+func (r *Round) nodeFree(sn *scheduler.StateNode) scheduling.Resources {
 	free := scheduling.FromList(sn.Node.Status.Allocatable)
 	for _, p := range sn.Pods {
 		if !finished(p) {
-			free = free.Sub(scheduling.PodRequests(p))
+			free = free.Sub(r.requestsOf(p))
 		}
 	}
 	return free.Max(scheduling.Resources{})
@@ -114,7 +111,7 @@ func nodeFree(sn *scheduler.StateNode) scheduling.Resources {
 func requests(cs []*Candidate) scheduling.Resources {
 	var total scheduling.Resources
 	for _, c := range cs {
-		total = total.Add(c.Requests)
+		total = total.Add(c.Requests())
 	}
 	return total
 }
@@ -123,12 +120,4 @@ func requests(cs []*Candidate) scheduling.Resources {
 // necessary condition for the pods to fit, cheap to check before a solve.
 func fitsRoughly(need, free scheduling.Resources) bool {
 	return need.CPU <= free.CPU && need.Memory <= free.Memory && need.Pods <= free.Pods
-}
-
-func names(cs []*Candidate) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.Name()
-	}
-	return slices.Clip(out)
 }

@@ -110,8 +110,8 @@ func defaults() *Options {
 		// Mirror disruption.DefaultMinSavingsShare and DefaultRecentWindow.
 		ConsolidationMinSavings:   0.15,
 		ConsolidationRecentWindow: 30 * time.Minute,
-		LogLevel:           "info",
-		LogFormat:          "json",
+		LogLevel:                  "info",
+		LogFormat:                 "json",
 	}
 }
 
