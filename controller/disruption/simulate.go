@@ -1,7 +1,6 @@
 package disruption
 
 import (
-
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
