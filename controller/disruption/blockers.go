@@ -37,7 +37,7 @@ func blockedBy(c *Candidate, pdbs pdbIndex, now time.Time) Block {
 			return b
 		}
 	}
-	for _, p := range c.ReschedulablePods {
+	for _, p := range c.ReschedulablePods() {
 		if pdb := pdbs.blocking(p); pdb != nil {
 			return Block{Kind: BlockedPDB, Why: fmt.Sprintf("PodDisruptionBudget %s/%s allows no disruption of pod %s/%s now",
 				pdb.Namespace, pdb.Name, p.Namespace, p.Name)}

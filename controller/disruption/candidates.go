@@ -22,14 +22,13 @@ type Candidate struct {
 	*scheduler.StateNode
 	// NodePool is the node's pool, with the defaults applied.
 	NodePool *v1alpha1.NodePool
-	// ReschedulablePods are the pods that would need a new home: every pod
-	// but DaemonSet pods, mirror pods, and pods that are finished or being
-	// deleted.
-	ReschedulablePods []*corev1.Pod
-	// requests sums the reschedulable pods' requests, once asked for; round
-	// works them out.
-	requests *scheduling.Resources
-	round    *Round
+	// reschedulable, requests and block are worked out when first asked
+	// for: a round asks most candidates about few of them.
+	reschedulable []*corev1.Pod
+	filtered      bool
+	requests      *scheduling.Resources
+	block         *Block
+	round         *Round
 	// Ready is the Node's Ready condition. A node that is not Ready already
 	// counts against its pool's budgets as being disrupted.
 	Ready bool
@@ -39,8 +38,6 @@ type Candidate struct {
 	// QuietSince is since when no pod has bound to the node or left it (its
 	// initialization when none has): what consolidateAfter is counted from.
 	QuietSince time.Time
-	// Block says why no method may disrupt the node now; zero when none does.
-	Block Block
 }
 
 // NodeOffering is what a node runs on and what it costs.
@@ -76,10 +73,9 @@ const (
 )
 
 // NewCandidates returns the candidates among the round's nodes, sorted by
-// name, each with the blocker every method shares (see blockedBy).
+// name.
 func NewCandidates(r *Round) []*Candidate {
 	prices := newPriceIndex(r.Snapshot)
-	pdbs := newPDBIndex(r.PDBs)
 	var out []*Candidate
 	for _, sn := range r.Snapshot.Nodes {
 		if !managed(sn) || !initialized(sn) || sn.MarkedForDeletion {
@@ -90,24 +86,50 @@ func NewCandidates(r *Round) []*Candidate {
 			continue
 		}
 		c := &Candidate{StateNode: sn, NodePool: pool, Ready: nodeReady(sn.Node), Offering: prices.offering(pool.Name, sn.Node), round: r}
-		for _, p := range sn.Pods {
-			if reschedulable(p) {
-				c.ReschedulablePods = append(c.ReschedulablePods, p)
-			}
-		}
 		c.QuietSince = quietSince(sn)
-		c.Block = blockedBy(c, pdbs, r.Now)
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b *Candidate) int { return strings.Compare(a.Name(), b.Name()) })
 	return out
 }
 
+// ReschedulablePods are the pods that would need a new home: every pod but
+// DaemonSet pods, mirror pods, and pods that are finished or being deleted.
+func (c *Candidate) ReschedulablePods() []*corev1.Pod {
+	if !c.filtered {
+		for _, p := range c.Pods {
+			if reschedulable(p) {
+				c.reschedulable = append(c.reschedulable, p)
+			}
+		}
+		c.filtered = true
+	}
+	return c.reschedulable
+}
+
+// Empty reports whether the node runs no pod that would need a new home.
+func (c *Candidate) Empty() bool {
+	if c.filtered {
+		return len(c.reschedulable) == 0
+	}
+	return !slices.ContainsFunc(c.Pods, reschedulable)
+}
+
+// Blocked says why no method may disrupt the node now (see blockedBy); a
+// zero Block when nothing does.
+func (c *Candidate) Blocked() Block {
+	if c.block == nil {
+		b := blockedBy(c, c.round.pdbs(), c.round.Now)
+		c.block = &b
+	}
+	return *c.block
+}
+
 // Requests sums the reschedulable pods' requests.
 func (c *Candidate) Requests() scheduling.Resources {
 	if c.requests == nil {
 		var total scheduling.Resources
-		for _, p := range c.ReschedulablePods {
+		for _, p := range c.ReschedulablePods() {
 			total = total.Add(c.round.requestsOf(p))
 		}
 		c.requests = &total

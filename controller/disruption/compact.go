@@ -30,6 +30,18 @@ type memo struct {
 	compacted *compaction
 	room      *room
 	requests  *podRequests
+	pdbs      pdbIndex
+}
+
+// pdbs returns the round's PDBs that allow no disruption, parsed once.
+func (r *Round) pdbs() pdbIndex {
+	if r.memo == nil {
+		return newPDBIndex(r.PDBs)
+	}
+	if r.memo.pdbs == nil {
+		r.memo.pdbs = newPDBIndex(r.PDBs)
+	}
+	return r.memo.pdbs
 }
 
 // compacted returns the round's compaction, computing it once.

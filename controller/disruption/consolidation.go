@@ -87,7 +87,7 @@ func (consolidation) Reason() string { return v1alpha1.DisruptionReasonUnderutil
 // busy node consolidated, whatever the savings.
 func (consolidation) ShouldDisrupt(_ *Round, c *Candidate) bool {
 	return c.NodePool.Spec.Disruption.ConsolidationPolicy == v1alpha1.ConsolidationPolicyWhenEmptyOrUnderutilized &&
-		consolidateAfter(c.NodePool) != nil && c.Ready && c.Offering.PriceKnown && len(c.ReschedulablePods) > 0
+		consolidateAfter(c.NodePool) != nil && c.Ready && c.Offering.PriceKnown && !c.Empty()
 }
 
 // EligibleAt is the candidate's quiet time plus its pool's consolidateAfter.
@@ -131,7 +131,7 @@ func (k consolidation) tryCounting(r *Round, name string, cands []*Candidate) (c
 	rm := r.room()
 	left := requests(cands).Sub(rm.freeExcept(cands)).Max(scheduling.Resources{})
 	for _, c := range cands {
-		unplaced += len(c.ReschedulablePods)
+		unplaced += len(c.ReschedulablePods())
 	}
 	if ok, beyond := rm.mayHold(r, cands); !ok {
 		left = left.Max(beyond)
@@ -312,7 +312,7 @@ func byDisruptionCost(cands []*Candidate) []*Candidate {
 // 2^25 (Karpenter's weighting: system-critical pods count about 60 more).
 func evictionCost(c *Candidate) float64 {
 	var cost float64
-	for _, p := range c.ReschedulablePods {
+	for _, p := range c.ReschedulablePods() {
 		cost++
 		if p.Spec.Priority != nil {
 			cost += float64(*p.Spec.Priority) / (1 << 25)

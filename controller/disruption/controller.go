@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -38,6 +37,12 @@ const (
 	// the NodeClaim lifecycle's registration timeout, so that a replacement
 	// that will never come is deleted by it first.
 	DefaultReplacementTimeout = 20 * time.Minute
+	// ConsolidationGap is how long after a consolidation pass that found
+	// nothing the next one waits, however the fleet changes meanwhile (pods
+	// bind and leave all the time on a busy cluster): a simulation pass costs
+	// far more than a round of the other methods, and a minute is short next
+	// to how long consolidateAfter lets nodes wait.
+	ConsolidationGap = time.Minute
 	// DefaultRevisit is how often a round runs even though the cluster state
 	// has not changed (as the reference re-evaluates every 5 minutes), in
 	// case something the state does not show (a capacity reservation, say)
@@ -240,7 +245,7 @@ func (c *Controller) decide(ctx context.Context, r Round, gen uint64) error {
 	consHeld := false
 	for _, m := range c.opts.Methods {
 		consolidating := m.Reason() == v1alpha1.DisruptionReasonUnderutilized
-		if consolidating && c.consolidated.skip(consKey, 0, r.Now) {
+		if consolidating && (c.consolidated.skip(consKey, 0, r.Now) || c.consolidated.recent(ConsolidationGap, r.Now)) {
 			continue
 		}
 		if consolidating && held() {
@@ -314,7 +319,7 @@ func blockEnds(d Decision) []time.Time {
 // then is the churn pattern, two commands would count on the same free room,
 // and pods would move twice in a row.
 func (c *Controller) consolidationHeld(snap *scheduler.Snapshot) bool {
-	if c.queue.holds() || c.podsWait() {
+	if c.queue.holds() || c.cluster.Unprovided() {
 		return true
 	}
 	for _, sn := range snap.Nodes {
@@ -326,19 +331,6 @@ func (c *Controller) consolidationHeld(snap *scheduler.Snapshot) bool {
 		}
 		for _, p := range sn.Pods {
 			if reschedulable(p) && p.Spec.NodeName == sn.Node.Name {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// podsWait reports whether a pod waits for capacity: kube-scheduler found no
-// node for it and no node or claim is expected to take it.
-func (c *Controller) podsWait() bool {
-	for _, p := range c.cluster.PendingPods() {
-		for _, cond := range p.Status.Conditions {
-			if cond.Type == corev1.PodScheduled && cond.Reason == corev1.PodReasonUnschedulable && !c.cluster.IsNominated(p) {
 				return true
 			}
 		}

@@ -82,8 +82,8 @@ func Decide(ctx context.Context, m Method, r Round, candidates []*Candidate) (De
 
 // blockFor is the shared blocker of the candidate, or else m's own.
 func blockFor(m Method, r *Round, c *Candidate) Block {
-	if c.Block.Kind != "" {
-		return c.Block
+	if b := c.Blocked(); b.Kind != "" {
+		return b
 	}
 	if b, ok := m.(Blocker); ok {
 		return b.Blocks(r, c)

@@ -49,7 +49,7 @@ func (d Drift) ComputeCommands(_ context.Context, r *Round, candidates []*Candid
 	var res Result
 	var empty, chosen []*Candidate
 	for _, c := range slices.SortedFunc(slices.Values(candidates), byAge) {
-		if len(c.ReschedulablePods) > 0 || !r.Budgets.Take(c) {
+		if len(c.ReschedulablePods()) > 0 || !r.Budgets.Take(c) {
 			continue
 		}
 		empty = append(empty, c)
@@ -58,7 +58,7 @@ func (d Drift) ComputeCommands(_ context.Context, r *Round, candidates []*Candid
 		res.Commands = append(res.Commands, Command{Method: d.Name(), Reason: d.Reason(), Candidates: empty})
 	}
 	for _, c := range slices.SortedFunc(slices.Values(candidates), byAge) {
-		if len(c.ReschedulablePods) == 0 || len(res.Commands) >= DefaultMaxDriftCommands || r.Budgets[c.NodePool.Name] <= 0 {
+		if len(c.ReschedulablePods()) == 0 || len(res.Commands) >= DefaultMaxDriftCommands || r.Budgets[c.NodePool.Name] <= 0 {
 			continue
 		}
 		// Earlier commands' candidates are gone too: their pods go to their

@@ -33,7 +33,7 @@ func (Emptiness) Reason() string { return v1alpha1.DisruptionReasonEmpty }
 // ShouldDisrupt reports whether the candidate is empty and its pool
 // consolidates at all.
 func (Emptiness) ShouldDisrupt(_ *Round, c *Candidate) bool {
-	return len(c.ReschedulablePods) == 0 && consolidateAfter(c.NodePool) != nil
+	return consolidateAfter(c.NodePool) != nil && c.Empty()
 }
 
 // EligibleAt is the candidate's quiet time plus its pool's consolidateAfter.

@@ -90,7 +90,7 @@ func (m MultiNode) search(r *Round, prefix []*Candidate, hi int) Command {
 func stepDown(prefix []*Candidate, unplaced int) int {
 	pods := 0
 	for _, c := range prefix {
-		pods += len(c.ReschedulablePods)
+		pods += len(c.ReschedulablePods())
 	}
 	if pods == 0 {
 		return 1

@@ -78,11 +78,11 @@ func (rm *room) mayHold(r *Round, cands []*Candidate) (ok bool, beyond schedulin
 	pods := 0
 	for _, c := range cands {
 		gone[c.Name()] = true
-		for _, p := range c.ReschedulablePods {
+		for _, p := range c.ReschedulablePods() {
 			req := r.requestsOf(p)
 			smallest.CPU, smallest.Memory = min(smallest.CPU, req.CPU), min(smallest.Memory, req.Memory)
 		}
-		pods += len(c.ReschedulablePods)
+		pods += len(c.ReschedulablePods())
 	}
 	slots := 0
 	for i, f := range rm.free {

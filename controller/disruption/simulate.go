@@ -32,7 +32,7 @@ func whatIf(r *Round, opts scheduler.Options, candidates []*Candidate, launch bo
 	var pods []*corev1.Pod
 	for _, c := range candidates {
 		gone[c.Name()] = true
-		for _, p := range c.ReschedulablePods {
+		for _, p := range c.ReschedulablePods() {
 			// A shallow copy: the solver only reads it, and a pod with a node
 			// name counts as placed already.
 			moved := *p

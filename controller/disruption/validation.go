@@ -130,6 +130,12 @@ func (s *settled) skip(gen, offerings uint64, now time.Time) bool {
 	return s.wakeAt.IsZero() || now.Before(s.wakeAt)
 }
 
+// recent reports whether the last settled pass was less than gap ago and no
+// wait it noted has ended since.
+func (s *settled) recent(gap time.Duration, now time.Time) bool {
+	return s.ok && now.Sub(s.at) < gap && (s.wakeAt.IsZero() || now.Before(s.wakeAt))
+}
+
 func (s *settled) done(gen, offerings uint64, now time.Time) {
 	s.ok, s.gen, s.offerings, s.at = true, gen, offerings, now
 }

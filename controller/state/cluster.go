@@ -231,6 +231,32 @@ func (c *Cluster) nominationLive(target string) bool {
 	return true
 }
 
+// Unprovided reports whether some pod waits for capacity: it is unbound, not
+// finished or being deleted, kube-scheduler marked it Unschedulable, and it
+// has no live nomination. Disruption removes no capacity meanwhile.
+func (c *Cluster) Unprovided() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for k, p := range c.pods {
+		if p.Spec.NodeName != "" || isTerminal(p) || p.DeletionTimestamp != nil || !unschedulable(p) {
+			continue
+		}
+		if target, ok := c.nominations[k]; !ok || !c.nominationLive(target) {
+			return true
+		}
+	}
+	return false
+}
+
+func unschedulable(p *corev1.Pod) bool {
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodScheduled && cond.Reason == corev1.PodReasonUnschedulable {
+			return true
+		}
+	}
+	return false
+}
+
 // PendingPods returns the pods not bound to a node, not finished and not being
 // deleted, sorted by namespace and name.
 func (c *Cluster) PendingPods() []*corev1.Pod {

@@ -113,3 +113,28 @@ func TestTheNextHomeOfPodsOnARemovedNodeStaysNominated(t *testing.T) {
 		t.Fatal("still Nominated after the pod was evicted")
 	}
 }
+
+// A pod kube-scheduler found no node for, and that no node or claim is
+// expected to take, is unprovided; nominated, bound or deleting, it is not.
+func TestUnprovidedPods(t *testing.T) {
+	clk := clocktesting.NewFakeClock(statetest.Epoch)
+	c := state.NewCluster(clk)
+	if c.Unprovided() {
+		t.Fatal("an empty cluster has a pod waiting")
+	}
+	web := statetest.Unschedulable(statetest.Pod("ns", "web", "1", "1Gi"))
+	c.UpdatePod(statetest.Pod("ns", "fresh", "1", "1Gi")) // not yet looked at by kube-scheduler
+	c.UpdatePod(web)
+	if !c.Unprovided() {
+		t.Fatal("an unschedulable pod is not waiting")
+	}
+	c.UpdateNodeClaim(claim("default-abcde", ""))
+	c.Nominate(web, "default-abcde")
+	if c.Unprovided() {
+		t.Fatal("a pod nominated to a claim still launching is waiting")
+	}
+	c.UpdatePod(bound(web.DeepCopy(), "somewhere"))
+	if c.Unprovided() {
+		t.Fatal("a bound pod is waiting")
+	}
+}

@@ -102,7 +102,8 @@ func (c *Controller) Register(mgr manager.Manager) error {
 }
 
 // Reconcile sets the claim's Drifted condition True with the first reason
-// found, or removes it, and checks again after PollInterval. A claim being
+// found, or removes it, and checks again at the next multiple of
+// PollInterval. A claim being
 // deleted, not yet launched, or whose pool is gone is left as it is.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	claim := &v1alpha1.NodeClaim{}
@@ -126,7 +127,16 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{RequeueAfter: c.opts.PollInterval}, nil
+	return reconcile.Result{RequeueAfter: c.untilNextPoll()}, nil
+}
+
+// untilNextPoll is how long until the next multiple of PollInterval on the
+// clock: every claim is checked again at the same instants, rather than at
+// as many instants as there are claims (which a simulation would each step
+// through).
+func (c *Controller) untilNextPoll() time.Duration {
+	now := c.clk.Now()
+	return now.Truncate(c.opts.PollInterval).Add(c.opts.PollInterval).Sub(now)
 }
 
 // record writes the condition when it changes, with a metric, a log line and
