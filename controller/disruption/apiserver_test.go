@@ -120,6 +120,16 @@ func TestRollbackOnAFailedReplacementOnAPIServer(t *testing.T) {
 	if got := b.rec.notes(disruption.ReasonDisruptionFailed); len(got) != 2 || !strings.Contains(got[0], "deleted before it was initialized") {
 		t.Errorf("DisruptionFailed events %q, want one on the claim and one on the node naming the replacement", got)
 	}
+	// Trying again at once would likely fail the same way: the node is left
+	// alone for the recent window.
+	b.round(t, disruption.DefaultInterval)
+	b.round(t, disruption.DefaultValidationDelay)
+	if got := len(b.replacements(t)); got != 0 {
+		t.Errorf("%d replacements launched again right after a rollback, want none", got)
+	}
+	if got := strings.Join(b.rec.notes(disruption.ReasonDisruptionBlocked), "\n"); !strings.Contains(got, "rolled back; it is not consolidated again before") {
+		t.Errorf("blocked events %q, want the rollback named", got)
+	}
 }
 
 // Multi-node consolidation on the API server: four half-empty nodes are

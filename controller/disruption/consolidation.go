@@ -97,8 +97,13 @@ func (consolidation) EligibleAt(_ *Round, c *Candidate) time.Time {
 
 // Blocks is the churn guard: a node a disruption launched is left alone for
 // RecentWindow after it was initialized (a time on the controllers' clock,
-// which the API server's creation timestamp is not in a simulation).
+// which the API server's creation timestamp is not in a simulation), and so
+// is a node whose last command rolled back, until the controller says.
 func (k consolidation) Blocks(r *Round, c *Candidate) Block {
+	if until, ok := r.Cooling[c.Name()]; ok && r.Now.Before(until) {
+		return Block{Kind: BlockedChurn, Why: "a disruption command for it rolled back; it is not consolidated again before " +
+			until.UTC().Format(time.RFC3339), Until: until}
+	}
 	cmd := c.NodeClaim.Annotations[v1alpha1.AnnotationDisruptionCommand]
 	cond := meta.FindStatusCondition(c.NodeClaim.Status.Conditions, v1alpha1.ConditionInitialized)
 	if cmd == "" || cond == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -166,7 +167,8 @@ func New(clk clock.Clock, cluster *state.Cluster, types InstanceTypes, writer Cl
 	}
 	log := opts.Logger.Named(Name)
 	c := &Controller{clk: clk, cluster: cluster, types: types, opts: opts, log: log,
-		queue: &queue{clk: clk, cluster: cluster, writer: writer, recorder: opts.Recorder, log: log, newID: opts.NewID, opts: opts}}
+		queue: &queue{clk: clk, cluster: cluster, writer: writer, recorder: opts.Recorder, log: log, newID: opts.NewID, opts: opts,
+			cooling: map[string]time.Time{}}}
 	c.report = newReporter(log, opts.Observer)
 	return c
 }
@@ -367,8 +369,10 @@ func (c *Controller) instanceTypes(ctx context.Context) map[string][]*cloudprovi
 // newRound reads the cluster state, with the pools' instance types.
 func (c *Controller) newRound(types map[string][]*cloudprovider.InstanceType) Round {
 	snap := c.cluster.Snapshot(nil, types)
-	return Round{Snapshot: snap, Now: c.clk.Now(), Pools: DefaultedPools(snap.NodePools), PDBs: c.cluster.PodDisruptionBudgets(),
-		Busy: c.queue.busy()}
+	now := c.clk.Now()
+	maps.DeleteFunc(c.queue.cooling, func(_ string, until time.Time) bool { return !now.Before(until) })
+	return Round{Snapshot: snap, Now: now, Pools: DefaultedPools(snap.NodePools), PDBs: c.cluster.PodDisruptionBudgets(),
+		Busy: c.queue.busy(), Cooling: maps.Clone(c.queue.cooling)}
 }
 
 // untaintOrphans takes the disrupted taint off nodes no command of this

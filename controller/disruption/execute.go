@@ -76,9 +76,11 @@ func (q *queue) bookSavings(p *pending) {
 // untainted, and the replacements it created are deleted.
 func (q *queue) rollback(ctx context.Context, p *pending, why string) error {
 	var errs []error
+	until := q.clk.Now().Add(q.opts.Consolidation.RecentWindow)
 	for _, c := range p.cmd.Candidates {
 		errs = append(errs, q.release(ctx, c))
 		publish(q.recorder, failedEvents(c, p.cmd, why)...)
+		q.cooling[c.Name()] = until
 	}
 	for _, claim := range p.claims {
 		if err := q.writer.DeleteNodeClaim(ctx, claim); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {

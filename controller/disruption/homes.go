@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 
@@ -33,9 +34,10 @@ type Homes struct {
 	// gen and at are the cluster generation and instant of the last solve.
 	gen uint64
 	at  time.Time
-	// homeless names the draining nodes with a pod that fits nowhere Ready.
-	homeless map[string]bool
-	solved   bool
+	// homeless names the draining nodes with a pod that fits nowhere Ready;
+	// draining all the nodes the last solve drained.
+	homeless, draining map[string]bool
+	solved             bool
 	// requests remembers pods' requests from solve to solve.
 	requests *podRequests
 }
@@ -52,24 +54,43 @@ func (h *Homes) Ready(_ context.Context, node string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	gen, now := h.cluster.Generation(), h.clk.Now()
-	if !h.solved || gen != h.gen && now.Sub(h.at) >= homesEvery {
+	if h.solved && gen == h.gen {
+		return !h.homeless[node]
+	}
+	// A change in which nodes drain is solved for at once: two nodes deleted
+	// together must not each find room the other is counting on. Anything
+	// else waits homesEvery.
+	snap := h.cluster.Snapshot(nil, nil)
+	if !h.solved || !maps.Equal(drainingNodes(snap), h.draining) || now.Sub(h.at) >= homesEvery {
 		h.requests = h.requests.next()
-		h.homeless = homeless(h.cluster.Snapshot(nil, nil), h.solve, h.requests)
+		h.homeless, h.draining = homeless(snap, h.solve, h.requests)
 		h.gen, h.at, h.solved = gen, now, true
 	}
 	return !h.homeless[node]
 }
 
+// drainingNodes names the nodes marked for deletion.
+func drainingNodes(snap *scheduler.Snapshot) map[string]bool {
+	out := map[string]bool{}
+	for _, sn := range snap.Nodes {
+		if sn.MarkedForDeletion && sn.Node != nil {
+			out[sn.Node.Name] = true
+		}
+	}
+	return out
+}
+
 // homeless solves for the pods of the nodes marked for deletion on the nodes
 // that receive pods, and returns the draining nodes some pod of which fits
-// nowhere.
-func homeless(snap *scheduler.Snapshot, opts scheduler.Options, requests *podRequests) map[string]bool {
-	owner := map[string]string{}
+// nowhere, and all the draining nodes.
+func homeless(snap *scheduler.Snapshot, opts scheduler.Options, requests *podRequests) (out, draining map[string]bool) {
+	owner, draining := map[string]string{}, map[string]bool{}
 	var pods []*corev1.Pod
 	nodes := make([]*scheduler.StateNode, len(snap.Nodes))
 	for i, sn := range snap.Nodes {
 		nodes[i] = sn
 		if sn.MarkedForDeletion && sn.Node != nil {
+			draining[sn.Node.Name] = true
 			for _, p := range sn.Pods {
 				if p.Spec.NodeName == sn.Node.Name && reschedulable(p) {
 					moved := *p
@@ -86,9 +107,9 @@ func homeless(snap *scheduler.Snapshot, opts scheduler.Options, requests *podReq
 			nodes[i] = &marked
 		}
 	}
-	out := map[string]bool{}
+	out = map[string]bool{}
 	if len(pods) == 0 {
-		return out
+		return out, draining
 	}
 	r := &Round{Snapshot: snap, memo: &memo{requests: requests}}
 	if receivers, ok := r.receivers(pods); ok {
@@ -99,5 +120,5 @@ func homeless(snap *scheduler.Snapshot, opts scheduler.Options, requests *podReq
 	for _, u := range scheduler.Solve(&s, opts).Unschedulable {
 		out[owner[u.Pod.Namespace+"/"+u.Pod.Name]] = true
 	}
-	return out
+	return out, draining
 }

@@ -98,6 +98,9 @@ type Round struct {
 	// Busy names the nodes of commands the controller has not finished:
 	// they are no candidates, and count against their pools' budgets.
 	Busy map[string]bool
+	// Cooling is node name -> until when consolidation leaves it alone: a
+	// command for it rolled back.
+	Cooling map[string]time.Time
 	// memo, when set, keeps what the round's simulations share.
 	memo *memo
 }

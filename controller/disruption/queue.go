@@ -52,6 +52,10 @@ type queue struct {
 	newID    func() string
 	opts     Options
 	pending  []*pending
+	// cooling is node name -> until when consolidation leaves it alone: a
+	// command for it rolled back, and trying again at once would likely
+	// fail the same way (a short offering, say).
+	cooling map[string]time.Time
 }
 
 // busy names the nodes of every pending command.

@@ -1,17 +1,21 @@
 package provisioning_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/stowage-dev/stowage/controller/state/statetest"
 )
 
-// The pods of a node marked for deletion count as pending: their capacity is
-// launched when the node is marked, not after the drain evicts them, and
+// The pods of a node being deleted count as pending: their capacity is
+// launched when the deletion starts, not after the drain evicts them, and
 // they are nominated to it, which keeps it from looking idle.
-func TestPodsOfANodeMarkedForDeletionGetCapacityAtOnce(t *testing.T) {
+func TestPodsOfANodeBeingDeletedGetCapacityAtOnce(t *testing.T) {
 	f := setup(t)
 	leaving := statetest.Node("leaving", "aws:///us-east-1a/i-leaving", "2", "8Gi")
 	f.env.Create(t, leaving)
@@ -30,7 +34,32 @@ func TestPodsOfANodeMarkedForDeletionGetCapacityAtOnce(t *testing.T) {
 	if b, err := p.Provision(t.Context()); err != nil || len(b.NodeClaims) != 0 {
 		t.Fatalf("before the mark: %v claims, error %v; want none", b, err)
 	}
+	// Marked by a disruption command, which launches its own replacement:
+	// nothing yet. Deleted: its pods get capacity at once.
 	f.env.Cluster.MarkForDeletion("leaving")
+	if b, err := p.Provision(t.Context()); err != nil || len(b.NodeClaims) != 0 {
+		t.Fatalf("marked only: %v claims, error %v; want none", b, err)
+	}
+	deleting := leaving.DeepCopy()
+	deleting.Finalizers = []string{"example.com/hold"}
+	if err := f.env.Client.Update(t.Context(), deleting); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // let the node go, for the tests that follow on this control plane
+		patch := []byte(`{"metadata":{"finalizers":null}}`)
+		_ = f.env.Client.Patch(context.Background(), deleting, client.RawPatch(types.MergePatchType, patch))
+	})
+	if err := f.env.Client.Delete(t.Context(), deleting); err != nil {
+		t.Fatal(err)
+	}
+	statetest.Eventually(t, 10*time.Second, func() error {
+		for _, sn := range f.env.Cluster.Snapshot(nil, nil).Nodes {
+			if sn.Name() == "leaving" && sn.Node.DeletionTimestamp != nil {
+				return nil
+			}
+		}
+		return fmt.Errorf("the state does not show the node being deleted yet")
+	})
 	b, err := p.Provision(t.Context())
 	if err != nil {
 		t.Fatal(err)

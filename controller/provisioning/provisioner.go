@@ -148,16 +148,18 @@ func (p *Provisioner) provisionablePods() []*corev1.Pod {
 	})
 }
 
-// leavingPods returns the pods still running on nodes marked for deletion
-// (by a disruption command, an expiry, an interruption, or any deletion of
-// their NodeClaim), as pending copies: they count as pending, so that their
-// new capacity is launched when their node is marked, not after the drain
-// evicts them, and they are nominated to it, which keeps it from looking
-// idle. A copy keeps the pod's name, so a nomination is the pod's.
+// leavingPods returns the pods still running on nodes being deleted (their
+// NodeClaim or Node is: an expiry, an interruption, a disruption command, a
+// user), as pending copies: they count as pending, so that their new
+// capacity is launched when the deletion starts, not after the drain evicts
+// them, and they are nominated to it, which keeps it from looking idle. A
+// copy keeps the pod's name, so a nomination is the pod's. A node a
+// disruption command has only marked is left out: the command launches its
+// replacement itself, and takes the mark back if that fails.
 func (p *Provisioner) leavingPods() []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, sn := range p.cluster.Snapshot(nil, nil).Nodes {
-		if !sn.MarkedForDeletion || sn.Node == nil {
+		if sn.Node == nil || sn.Node.DeletionTimestamp == nil && (sn.NodeClaim == nil || sn.NodeClaim.DeletionTimestamp == nil) {
 			continue
 		}
 		for _, pod := range sn.Pods {

@@ -46,6 +46,7 @@ func (t *terminator) drain(ctx context.Context, j job) (time.Duration, error) {
 		t.moved.forget(j.key)
 		t.released.forget(j.key)
 		t.awaited.forget(j.key)
+		t.forgetWait(j.key)
 		return 0, nil
 	}
 	if t.awaitReplacement(ctx, j, waiting) {

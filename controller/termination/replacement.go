@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	stowevents "github.com/stowage-dev/stowage/controller/events"
@@ -34,7 +35,7 @@ func (t *terminator) awaitReplacement(ctx context.Context, j job, waiting []*cor
 	if t.opts.Homes == nil || t.released.has(j.key, "") {
 		return false
 	}
-	by := drainBy(j, waiting, t.opts.ReplacementWait)
+	by := drainBy(j, waiting, t.opts.ReplacementWait, t.waitingSince(j.key))
 	if !t.clk.Now().Before(by) || t.opts.Homes.Ready(ctx, j.node.Name) {
 		t.released.add(j.key, "")
 		return false
@@ -47,17 +48,18 @@ func (t *terminator) awaitReplacement(ctx context.Context, j job, waiting []*cor
 	return true
 }
 
-// drainBy is the latest a drain may start: its deletion plus the replacement
-// wait, and, when they are earlier, the interruption deadline the Node is
+// drainBy is the latest a drain may start: its deletion (or, if later on the
+// API server's clock than on the controllers', when the drain first waited)
+// plus the replacement wait, and, when they are earlier, the interruption deadline the Node is
 // marked with and the end of the claim's terminationGracePeriod, each less
 // the longest termination grace period of the pods to move, so that they
 // still shut down cleanly in time.
-func drainBy(j job, waiting []*corev1.Pod, wait time.Duration) time.Time {
-	deleted := j.node.CreationTimestamp.Time
+func drainBy(j job, waiting []*corev1.Pod, wait time.Duration, since time.Time) time.Time {
+	deleted := since
 	switch {
-	case j.claim.DeletionTimestamp != nil:
+	case j.claim.DeletionTimestamp != nil && j.claim.DeletionTimestamp.Before(&metav1.Time{Time: since}):
 		deleted = j.claim.DeletionTimestamp.Time
-	case j.node.DeletionTimestamp != nil:
+	case j.claim.DeletionTimestamp == nil && j.node.DeletionTimestamp != nil && j.node.DeletionTimestamp.Before(&metav1.Time{Time: since}):
 		deleted = j.node.DeletionTimestamp.Time
 	}
 	by := deleted.Add(wait)
@@ -71,6 +73,29 @@ func drainBy(j job, waiting []*corev1.Pod, wait time.Duration) time.Time {
 		by = j.deadline.Add(-grace)
 	}
 	return by
+}
+
+// waitingSince is when the drain of the job first waited, on the controllers'
+// clock.
+func (t *terminator) waitingSince(key string) time.Time {
+	t.waitMu.Lock()
+	defer t.waitMu.Unlock()
+	if t.waitStart == nil {
+		t.waitStart = map[string]time.Time{}
+	}
+	at, ok := t.waitStart[key]
+	if !ok {
+		at = t.clk.Now()
+		t.waitStart[key] = at
+	}
+	return at
+}
+
+// forgetWait drops the job's first wait.
+func (t *terminator) forgetWait(key string) {
+	t.waitMu.Lock()
+	defer t.waitMu.Unlock()
+	delete(t.waitStart, key)
 }
 
 func longestGrace(pods []*corev1.Pod) time.Duration {
