@@ -78,9 +78,9 @@ type Options struct {
 	// NewID returns a command id; provisioning.RandomSuffix over a seeded
 	// generator gives repeatable ids. A random one when nil.
 	NewID func() string
-	// OnMark is called after the controller marked nodes for deletion, so
-	// that the provisioner provides for their pods at once.
-	OnMark func()
+	// OnRemove is called after the controller deleted NodeClaims, so that
+	// the provisioner provides for their nodes' pods at once.
+	OnRemove func()
 	// Observer is told about every executed command; nil for none.
 	Observer Observer
 	// Recorder publishes events; Register uses the manager's when nil, and
@@ -227,8 +227,11 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 	r := c.newRound(types)
 	c.report.fleet(r)
 	errs := []error{c.queue.progress(ctx, r.Snapshot), c.untaintOrphans(ctx, r)}
-	errs = append(errs, c.validate(ctx, r))
-	if c.queue.validating() || c.settle.skip(gen, offeringsKey(types), r.Now) {
+	started, err := c.validate(ctx, r)
+	errs = append(errs, err)
+	// A command that just started changed the cluster the round's snapshot
+	// shows: the next round decides on what it left.
+	if started || c.queue.validating() || c.settle.skip(gen, offeringsKey(types), r.Now) {
 		return errors.Join(errs...)
 	}
 	errs = append(errs, c.decide(ctx, r, gen))

@@ -44,6 +44,9 @@ func (q *queue) finish(ctx context.Context, p *pending) error {
 		return errors.Join(errs...)
 	}
 	Commands.WithLabelValues(p.cmd.Method, ResultSucceeded).Inc()
+	if q.opts.OnRemove != nil {
+		q.opts.OnRemove()
+	}
 	q.bookSavings(p)
 	if q.opts.Observer != nil {
 		q.opts.Observer.Executed(p.cmd, slices.Clone(p.claims))

@@ -93,9 +93,8 @@ func (q *queue) add(ctx context.Context, m Method, cmd Command) error {
 }
 
 // start launches the command's replacements, then taints and marks its
-// candidates (in that order, so that the provisioner, woken by the marks,
-// already sees the replacements it can nominate their pods to), and deletes
-// the candidates at once when there is nothing to wait for. A replacement
+// candidates, and deletes the candidates at once when there is nothing to
+// wait for. A replacement
 // that cannot be created rolls the command back.
 func (q *queue) start(ctx context.Context, p *pending) error {
 	for _, nc := range p.cmd.Replacements {
@@ -111,9 +110,6 @@ func (q *queue) start(ctx context.Context, p *pending) error {
 		if err := q.writer.SetDisruptedTaint(ctx, c.Node.Name, true); client404(err) != nil {
 			return errors.Join(err, q.rollback(ctx, p, "tainting the node failed: "+err.Error()))
 		}
-	}
-	if q.opts.OnMark != nil {
-		q.opts.OnMark()
 	}
 	Commands.WithLabelValues(p.cmd.Method, ResultStarted).Inc()
 	q.log.Info("disruption command started", "command", p.cmd.ID, "method", p.cmd.Method, "reason", p.cmd.Reason,

@@ -23,7 +23,7 @@ func (q *queue) validating() bool {
 // validate checks again every validating command whose delay is over, on
 // the round's fresh state: it is executed if it still holds, dropped if the
 // world changed.
-func (c *Controller) validate(ctx context.Context, r Round) error {
+func (c *Controller) validate(ctx context.Context, r Round) (started bool, err error) {
 	var errs []error
 	for _, p := range c.queue.take(validating) {
 		if r.Now.Before(p.due) {
@@ -40,8 +40,9 @@ func (c *Controller) validate(ctx context.Context, r Round) error {
 		}
 		Commands.WithLabelValues(p.cmd.Method, ResultValidated).Inc()
 		errs = append(errs, c.queue.start(ctx, &pending{cmd: cmd}))
+		started = true
 	}
-	return errors.Join(errs...)
+	return started, errors.Join(errs...)
 }
 
 // revalidate returns the command to execute, or why it no longer holds:

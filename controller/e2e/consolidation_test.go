@@ -56,6 +56,11 @@ func TestConsolidationAfterAScaleIn(t *testing.T) {
 	}
 	r := b.startReplica("consolidation", replicaOptions{releaseOnCancel: true, flags: []string{"--metrics-bind-address=" + metricsAddr}})
 	b.waitElected(r, 30*time.Second)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("disruption logs:\n%s", logs.matching("disruption", 300))
+		}
+	})
 	b.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: consolidationNS}}, spreadWeb(webFull), webPDB())
 	b.eventually(settle*2, b.allRunning(consolidationNS, webFull))
 	before := b.fleetCost(t)
@@ -96,6 +101,17 @@ func TestConsolidationAfterAScaleIn(t *testing.T) {
 	t.Logf("%d pods running %s after scaling back up", webFull, time.Since(upStart).Round(time.Second))
 	b.deleteEverything(t, consolidationNS, "web")
 	noForbiddenRequests(t)
+}
+
+// matching returns the last n log lines that contain s.
+func (b *syncBuffer) matching(s string, n int) string {
+	var out []string
+	for _, line := range strings.Split(b.String(), "\n") {
+		if strings.Contains(line, s) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out[max(0, len(out)-n):], "\n")
 }
 
 // spreadWeb is the web Deployment: 1 cpu / 2 GiB pods on the web pools,

@@ -164,14 +164,14 @@ func (op *Operator) register(ctx context.Context, o *options.Options, s settings
 
 // disruptionOptions are the disruption controller's settings from the flags:
 // it simulates with the provisioner's solve options, and wakes the
-// provisioner when it marks nodes, so that their pods' new capacity is
-// launched at once.
-func disruptionOptions(o *options.Options, solve scheduler.Options, onMark func(), log hclog.Logger) disruption.Options {
+// provisioner when it deletes NodeClaims, so that their pods' new capacity
+// is launched at once.
+func disruptionOptions(o *options.Options, solve scheduler.Options, onRemove func(), log hclog.Logger) disruption.Options {
 	share := o.ConsolidationMinSavings
 	if share == 0 {
 		share = -1 // any saving: the disruption package reads 0 as its default
 	}
-	return disruption.Options{Logger: log, OnMark: onMark, Consolidation: disruption.ConsolidationOptions{
+	return disruption.Options{Logger: log, OnRemove: onRemove, Consolidation: disruption.ConsolidationOptions{
 		Solve: solve, SpotToSpot: o.SpotToSpotConsolidation, MinSavingsShare: share, RecentWindow: o.ConsolidationRecentWindow,
 	}}
 }

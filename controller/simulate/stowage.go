@@ -102,7 +102,7 @@ func newStowageSystem(w *world) *stowageSystem {
 	sys.lambda = newInterruptionLambda(w, func(node string) { sys.due[dueKey{interruptionCtl, node}] = w.clk.Now() })
 	sys.gc = garbagecollection.New(w.clk, w.kube, sys.cloud, garbagecollection.Options{Recorder: recorder})
 	sys.disruption = disruption.New(w.clk, w.cluster, sys.cloud, disruption.ClientWriter{Client: w.kube}, disruption.Options{
-		Recorder: recorder, Observer: disruptionLog{w: w}, OnMark: sys.batcher.Trigger, NewID: provisioning.RandomSuffix(w.rng),
+		Recorder: recorder, Observer: disruptionLog{w: w}, OnRemove: sys.batcher.Trigger, NewID: provisioning.RandomSuffix(w.rng),
 		Consolidation: disruption.ConsolidationOptions{Solve: solve}})
 	w.unschedulable = sys.podUnschedulable
 	w.kube.onWrite = func(obj client.Object, gone bool) {
