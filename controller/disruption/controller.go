@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"sync"
 	"time"
 
@@ -242,46 +241,27 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 func (c *Controller) decide(ctx context.Context, r Round, gen uint64) error {
 	c.requests = c.requests.next()
 	r.Busy, r.memo = c.queue.busy(), &memo{requests: c.requests}
-	candidates := NewCandidates(&r)
+	rd := roundDecision{r: r, candidates: NewCandidates(&r), consKey: consolidationKey(r.Snapshot)}
+	rd.held = sync.OnceValue(func() bool { return c.consolidationHeld(r.Snapshot) })
 	c.settle.reset()
-	active, consKey := false, consolidationKey(r.Snapshot)
-	held := sync.OnceValue(func() bool { return c.consolidationHeld(r.Snapshot) })
-	var consWake []time.Time
-	consHeld := false
 	for _, m := range c.opts.Methods {
-		consolidating := m.Reason() == v1alpha1.DisruptionReasonUnderutilized
-		if consolidating && (c.consolidated.skip(consKey, 0, r.Now) || c.consolidated.recent(ConsolidationGap, r.Now)) {
+		d, ran, err := c.try(ctx, &rd, m)
+		if err != nil || !ran {
+			if err != nil {
+				return err
+			}
 			continue
-		}
-		if consolidating && held() {
-			active, consHeld = true, true // what it waits for will change the state
-			continue
-		}
-		start := c.clk.Now()
-		d, err := Decide(ctx, m, r, candidates)
-		EvaluationDuration.WithLabelValues(m.Name()).Observe(c.clk.Since(start).Seconds())
-		if err != nil {
-			return fmt.Errorf("deciding: %w", err)
-		}
-		c.report.decision(c.queue.recorder, d)
-		active = active || blockedByBudget(d) || d.BudgetErr != nil
-		wakes := append([]time.Time{d.WakeAt}, blockEnds(d)...)
-		for _, at := range wakes {
-			c.settle.wake(at)
 		}
 		if len(d.Commands) > 0 {
 			c.settle.reset()
 			c.consolidated.reset()
 			return c.queueAll(ctx, m, d.Commands)
 		}
-		if consolidating {
-			consWake = append(consWake, wakes...)
-		}
 	}
-	if !consHeld {
-		c.markConsolidated(consKey, consWake, r.Now)
+	if !rd.consHeld {
+		c.markConsolidated(rd.consKey, rd.consWake, r.Now)
 	}
-	if !active && len(c.queue.pending) == 0 {
+	if !rd.active && len(c.queue.pending) == 0 {
 		c.settle.done(gen, offeringsKey(r.Snapshot.InstanceTypes), r.Now)
 	} else {
 		c.settle.reset()
@@ -289,58 +269,45 @@ func (c *Controller) decide(ctx context.Context, r Round, gen uint64) error {
 	return nil
 }
 
-// markConsolidated records that consolidation found nothing on this layout
-// of the fleet: it is not simulated again until pods move, nodes come or go,
-// offerings change, a wait ends, or DefaultRevisit passes. Consolidation is
-// the costly method; the cluster state changes with every pod status write.
-func (c *Controller) markConsolidated(key uint64, wakes []time.Time, now time.Time) {
-	c.consolidated.reset()
-	c.consolidated.done(key, 0, now)
+// roundDecision is what one round's methods share and leave behind.
+type roundDecision struct {
+	r          Round
+	candidates []*Candidate
+	consKey    uint64
+	held       func() bool
+	// active: something may change with time alone; consHeld: consolidation
+	// was held back; consWake: when consolidation's waits end.
+	active, consHeld bool
+	consWake         []time.Time
+}
+
+// try runs one method's decision, unless it is consolidation and the fleet
+// has not changed since it last found nothing, or capacity is being added.
+func (c *Controller) try(ctx context.Context, rd *roundDecision, m Method) (d Decision, ran bool, err error) {
+	consolidating := m.Reason() == v1alpha1.DisruptionReasonUnderutilized
+	if consolidating && (c.consolidated.skip(rd.consKey, 0, rd.r.Now) || c.consolidated.recent(ConsolidationGap, rd.r.Now)) {
+		return Decision{}, false, nil
+	}
+	if consolidating && rd.held() {
+		rd.active, rd.consHeld = true, true // what it waits for will change the state
+		return Decision{}, false, nil
+	}
+	start := c.clk.Now()
+	d, err = Decide(ctx, m, rd.r, rd.candidates)
+	EvaluationDuration.WithLabelValues(m.Name()).Observe(c.clk.Since(start).Seconds())
+	if err != nil {
+		return Decision{}, false, fmt.Errorf("deciding: %w", err)
+	}
+	c.report.decision(c.queue.recorder, d)
+	rd.active = rd.active || blockedByBudget(d) || d.BudgetErr != nil
+	wakes := append([]time.Time{d.WakeAt}, blockEnds(d)...)
 	for _, at := range wakes {
-		c.consolidated.wake(at)
+		c.settle.wake(at)
 	}
-}
-
-// blockedByBudget reports whether a budget blocked a candidate: a budget
-// window may open with time alone, so rounds go on while the cluster state
-// stands still. Blocks that end at a known time wake the controller then;
-// the others (PDBs, nominations, pods that fit nowhere) end only with a
-// change of the state.
-func blockedByBudget(d Decision) bool {
-	return slices.ContainsFunc(d.Blocked, func(b Blocked) bool { return b.Kind == BlockedBudget })
-}
-
-func blockEnds(d Decision) []time.Time {
-	var out []time.Time
-	for _, b := range d.Blocked {
-		out = append(out, b.Until)
+	if consolidating {
+		rd.consWake = append(rd.consWake, wakes...)
 	}
-	return out
-}
-
-// consolidationHeld: no consolidation is decided while capacity is being
-// added (a NodeClaim is launching, or pods wait for a node) or while another
-// command launches replacements or its nodes still drain: removing capacity
-// then is the churn pattern, two commands would count on the same free room,
-// and pods would move twice in a row.
-func (c *Controller) consolidationHeld(snap *scheduler.Snapshot) bool {
-	if c.queue.holds() || c.cluster.Unprovided() {
-		return true
-	}
-	for _, sn := range snap.Nodes {
-		if sn.NodeClaim != nil && sn.NodeClaim.DeletionTimestamp == nil && !initialized(sn) {
-			return true // launching
-		}
-		if !sn.MarkedForDeletion || sn.Node == nil {
-			continue
-		}
-		for _, p := range sn.Pods {
-			if reschedulable(p) && p.Spec.NodeName == sn.Node.Name {
-				return true
-			}
-		}
-	}
-	return false
+	return d, true, nil
 }
 
 // queueAll gives each command an id and queues it.

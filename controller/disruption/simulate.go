@@ -42,30 +42,37 @@ func whatIf(r *Round, opts scheduler.Options, candidates []*Candidate, launch bo
 		}
 	}
 	snap := *r.Snapshot
-	snap.Pods = pods
-	if receivers, ok := r.receivers(pods); ok {
-		snap.Nodes = make([]*scheduler.StateNode, 0, len(receivers))
-		for _, sn := range receivers {
-			if !gone[sn.Name()] {
-				snap.Nodes = append(snap.Nodes, sn)
-			}
-		}
-	} else {
-		snap.Nodes = make([]*scheduler.StateNode, len(r.Snapshot.Nodes))
-		for i, sn := range r.Snapshot.Nodes {
-			snap.Nodes[i] = sn
-			if !sn.MarkedForDeletion && (gone[sn.Name()] || r.Busy[sn.Name()] || !receives(sn)) {
-				marked := *sn
-				marked.MarkedForDeletion = true
-				snap.Nodes[i] = &marked
-			}
-		}
-	}
+	snap.Pods, snap.Nodes = pods, simulatedNodes(r, pods, gone)
 	if !launch {
 		snap.InstanceTypes = nil
 	}
 	sim.results = scheduler.Solve(&snap, opts)
 	return sim
+}
+
+// simulatedNodes are the nodes a simulation of moving pods off the gone ones
+// solves on: the compacted receivers when the pods allow it, else every node
+// with those that cannot receive marked for deletion.
+func simulatedNodes(r *Round, pods []*corev1.Pod, gone map[string]bool) []*scheduler.StateNode {
+	if receivers, ok := r.receivers(pods); ok {
+		out := make([]*scheduler.StateNode, 0, len(receivers))
+		for _, sn := range receivers {
+			if !gone[sn.Name()] {
+				out = append(out, sn)
+			}
+		}
+		return out
+	}
+	out := make([]*scheduler.StateNode, len(r.Snapshot.Nodes))
+	for i, sn := range r.Snapshot.Nodes {
+		out[i] = sn
+		if !sn.MarkedForDeletion && (gone[sn.Name()] || r.Busy[sn.Name()] || !receives(sn)) {
+			marked := *sn
+			marked.MarkedForDeletion = true
+			out[i] = &marked
+		}
+	}
+	return out
 }
 
 // receives reports whether pods may be moved onto the node now: it has
