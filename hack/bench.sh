@@ -29,6 +29,7 @@ BENCHMARKS=(
 	"./controller/e2e/ | ^BenchmarkUnschedulableToCreateFleet$ | 1x | 15m | BENCH e2e=unschedulable-to-createfleet"
 	"./controller/e2e/ | ^BenchmarkLeaderFailover$ | 1x | 15m | BENCH e2e=failover mode=crash; BENCH e2e=failover mode=graceful"
 	"./controller/e2e/ | ^BenchmarkInterruptionLambdaMark$ | 1x | 20m | BENCH lambda=mark"
+	"./controller/disruption/ | ^BenchmarkConsolidation$ | 1x | 15m | BENCH disruption=consolidation nodes=2000"
 	"./controller/simulate/ | ^BenchmarkSimulateDay$ | 1x | 30m | BENCH simulate=day-10k"
 	"./controller/e2e/ | ^TestChaosSoak$ | - | 15m | BENCH chaos=soak"
 )

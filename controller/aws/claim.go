@@ -30,6 +30,7 @@ func (c *CloudProvider) claimFromInstance(in *instance.Instance) *v1alpha1.NodeC
 	}
 	if h := in.Tags[v1alpha1.AnnotationNodeClassHash]; h != "" {
 		claim.Annotations[v1alpha1.AnnotationNodeClassHash] = h
+		claim.Annotations[v1alpha1.AnnotationHashVersion] = v1alpha1.HashVersion
 	}
 	if nc := in.Tags[instance.TagNodeClass]; nc != "" {
 		claim.Spec.NodeClassRef = &v1alpha1.NodeClassReference{Group: v1alpha1.Group, Kind: "NodeClass", Name: nc}
@@ -44,7 +45,10 @@ func (c *CloudProvider) claimFromInstance(in *instance.Instance) *v1alpha1.NodeC
 // NoKarpenterLabels, Karpenter's copies of them, so that workloads selecting
 // on Karpenter's keys keep scheduling on Stowage's nodes. Karpenter's
 // ownership markers (karpenter.sh/nodepool, registered, initialized) are never
-// among them: a Karpenter running beside Stowage leaves these nodes alone.
+// among them: a Karpenter running beside Stowage leaves these nodes alone. It
+// records the NodeClass hash (v1alpha1.NodeClassHash, the digest the drift
+// controller and the Terraform provider compare) of the class it was launched
+// with.
 func (c *CloudProvider) launched(claim *v1alpha1.NodeClaim, in *instance.Instance, it *cloudprovider.InstanceType, imageID, hash string) *v1alpha1.NodeClaim {
 	out := claim.DeepCopy()
 	if out.Labels == nil {
@@ -67,6 +71,7 @@ func (c *CloudProvider) launched(claim *v1alpha1.NodeClaim, in *instance.Instanc
 		maps.Copy(out.Labels, v1alpha1.KarpenterSelectorLabels(out.Labels))
 	}
 	out.Annotations[v1alpha1.AnnotationNodeClassHash] = hash
+	out.Annotations[v1alpha1.AnnotationHashVersion] = v1alpha1.HashVersion
 	out.Status.ProviderID = instance.ProviderID(in.Zone, in.ID)
 	out.Status.ImageID = imageID
 	return out

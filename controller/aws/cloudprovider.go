@@ -105,6 +105,8 @@ type CloudProvider struct {
 	instances    *instance.Provider
 	unavailable  *cache.Unavailable
 	resolved     resolvedCache
+	// listed is the last List's instances, which drift checks read.
+	listed listedInstances
 }
 
 // New composes the AWS cloud provider from clients.
@@ -224,6 +226,7 @@ func (c *CloudProvider) List(ctx context.Context) ([]*v1alpha1.NodeClaim, error)
 	if err != nil {
 		return nil, awserrors.WrapUnauthorized(err)
 	}
+	c.listed.put(ins, c.opts.Clock.Now())
 	out := make([]*v1alpha1.NodeClaim, 0, len(ins))
 	for _, in := range ins {
 		out = append(out, c.claimFromInstance(in))

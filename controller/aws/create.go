@@ -38,7 +38,7 @@ func (c *CloudProvider) Create(ctx context.Context, claim *v1alpha1.NodeClaim) (
 			return nil, c.launchError(err)
 		}
 		i := slices.IndexFunc(types, func(it *cloudprovider.InstanceType) bool { return it.Name == in.Type })
-		return c.launched(claim, in, at(types, i), in.ImageID, r.Hash), nil
+		return c.launched(claim, in, at(types, i), in.ImageID, v1alpha1.NodeClassHash(nc)), nil
 	}
 	candidates := compatible(types, claimRequirements(claim), scheduling.FromList(claim.Spec.Resources.Requests))
 	return c.launch(ctx, claim, nc, r, types, candidates)
@@ -77,7 +77,7 @@ func (c *CloudProvider) launch(ctx context.Context, claim *v1alpha1.NodeClaim, n
 		}
 		if in != nil {
 			c.recordLaunch(claim, in)
-			return c.launched(claim, in, p.types[in.Type], p.images[in.Type], r.Hash), nil
+			return c.launched(claim, in, p.types[in.Type], p.images[in.Type], v1alpha1.NodeClassHash(nc)), nil
 		}
 	}
 	return nil, cloudprovider.NewInsufficientCapacityError("no allowed offering could be launched for nodeclaim "+claim.Name, tried...)

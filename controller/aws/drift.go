@@ -3,6 +3,8 @@ package aws
 import (
 	"context"
 	"slices"
+	"sync"
+	"time"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/aws/instance"
@@ -11,7 +13,9 @@ import (
 )
 
 // IsDrifted compares the claim's instance with what its NodeClass resolves to
-// now: the image, the subnet, the security groups, then the class's hash.
+// now: the image, the subnet and the security groups. The NodeClass's own
+// settings are compared by the NodeClaim drift controller, through
+// v1alpha1.NodeClassHash recorded at launch.
 func (c *CloudProvider) IsDrifted(ctx context.Context, claim *v1alpha1.NodeClaim) (cloudprovider.DriftReason, error) {
 	id, err := instance.ParseProviderID(claim.Status.ProviderID)
 	if err != nil {
@@ -20,13 +24,18 @@ func (c *CloudProvider) IsDrifted(ctx context.Context, claim *v1alpha1.NodeClaim
 	if claim.Spec.NodeClassRef == nil {
 		return "", nil
 	}
-	nc, r, err := c.classFor(ctx, claim.Spec.NodeClassRef.Name)
+	_, r, err := c.classFor(ctx, claim.Spec.NodeClassRef.Name)
 	if err != nil {
 		return "", err
 	}
-	in, err := c.instances.Get(ctx, id)
-	if err != nil {
-		return "", err
+	if img := claim.Status.ImageID; img != "" && !slices.ContainsFunc(r.AMIs, func(a v1alpha1.AMI) bool { return a.ID == img }) {
+		return cloudprovider.DriftImage, nil // the image recorded at launch: no call needed
+	}
+	in, ok := c.listed.get(id, c.opts.Clock.Now())
+	if !ok {
+		if in, err = c.instances.Get(ctx, id); err != nil {
+			return "", err
+		}
 	}
 	if !slices.ContainsFunc(r.AMIs, func(a v1alpha1.AMI) bool { return a.ID == in.ImageID }) {
 		return cloudprovider.DriftImage, nil
@@ -44,8 +53,39 @@ func (c *CloudProvider) IsDrifted(ctx context.Context, claim *v1alpha1.NodeClaim
 	if len(got) > 0 && !slices.Equal(want, got) {
 		return cloudprovider.DriftSecurityGroup, nil
 	}
-	if h := claim.Annotations[v1alpha1.AnnotationNodeClassHash]; h != "" && h != Hash(nc) {
-		return cloudprovider.DriftNodeClassHash, nil
-	}
 	return "", nil
+}
+
+// listedTTL is how long the last List's view of an instance stands in for a
+// DescribeInstances of its own: the garbage collector lists every two
+// minutes, and the drift controller checks each claim every five.
+const listedTTL = 5 * time.Minute
+
+// listedInstances is the last List's instances by id.
+type listedInstances struct {
+	mu   sync.Mutex
+	at   time.Time
+	byID map[string]*instance.Instance
+}
+
+func (l *listedInstances) put(ins []*instance.Instance, now time.Time) {
+	byID := make(map[string]*instance.Instance, len(ins))
+	for _, in := range ins {
+		byID[in.ID] = in
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.at, l.byID = now, byID
+}
+
+// get returns the instance as the last List saw it, if that was within
+// listedTTL; an instance the List did not see is asked for.
+func (l *listedInstances) get(id string, now time.Time) (*instance.Instance, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.at) >= listedTTL {
+		return nil, false
+	}
+	in, ok := l.byID[id]
+	return in, ok
 }

@@ -110,6 +110,15 @@ func checkInstance(t *testing.T, e *env, claim *v1alpha1.NodeClaim) {
 	if in.ImageID != claim.Status.ImageID || in.ImageID == "" || in.UserData == "" || in.ProfileARN == "" {
 		t.Errorf("instance image %q user data %d bytes profile %q, claim image %q", in.ImageID, len(in.UserData), in.ProfileARN, claim.Status.ImageID)
 	}
+	// The drift digest the NodeClaim drift controller and the Terraform
+	// provider compare, on the claim and (for garbage collection) the instance.
+	want := v1alpha1.NodeClassHash(e.nc)
+	if got := claim.Annotations[v1alpha1.AnnotationNodeClassHash]; got != want || in.Tags[v1alpha1.AnnotationNodeClassHash] != want {
+		t.Errorf("nodeclass hash on the claim %q and the instance %q, want v1alpha1.NodeClassHash %q", got, in.Tags[v1alpha1.AnnotationNodeClassHash], want)
+	}
+	if got := claim.Annotations[v1alpha1.AnnotationHashVersion]; got != v1alpha1.HashVersion {
+		t.Errorf("hash version %q, want %q", got, v1alpha1.HashVersion)
+	}
 }
 
 // TestShortageMemoryAvoidsRetryChurn: once every allowed offering is known to

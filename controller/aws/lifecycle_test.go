@@ -125,3 +125,32 @@ func TestThrottlingStormStaysBounded(t *testing.T) {
 		t.Fatalf("Get after the storm: %v", err)
 	}
 }
+
+// Drift checks read the image recorded on the claim and the last List's
+// view of the instance, so that checking every claim every few minutes does
+// not describe every instance: an instance is described again only once
+// that view is older than five minutes.
+func TestDriftChecksReuseTheLastList(t *testing.T) {
+	e := newEnv(t, awsemu.SmallCatalogue(), 3)
+	claim, err := e.cp.Create(ctx(t), nodeClaim("listed", []string{"m6i.large"}, []string{"on-demand"}))
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	if _, err := e.cp.List(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	base := e.emu.Calls("DescribeInstances")
+	if reason, err := e.cp.IsDrifted(ctx(t), claim); err != nil || reason != "" {
+		t.Fatalf("IsDrifted = %q, %v; want not drifted", reason, err)
+	}
+	if got := e.emu.Calls("DescribeInstances") - base; got != 0 {
+		t.Errorf("%d DescribeInstances calls right after a List, want 0", got)
+	}
+	e.clk.Step(6 * time.Minute)
+	if _, err := e.cp.IsDrifted(ctx(t), claim); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.emu.Calls("DescribeInstances") - base; got != 1 {
+		t.Errorf("%d DescribeInstances calls once the List is stale, want 1", got)
+	}
+}

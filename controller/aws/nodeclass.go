@@ -49,7 +49,10 @@ type Resolved struct {
 	at           time.Time
 }
 
-// Hash is a stable digest of a NodeClass's spec, recorded on claims to detect drift.
+// Hash is a stable digest of a NodeClass's whole spec, the key of the
+// resolution cache: any change to the class resolves it again. Drift compares
+// v1alpha1.NodeClassHash instead, which leaves out what the cloud compares
+// with the running instance.
 func Hash(nc *v1alpha1.NodeClass) string {
 	b, _ := json.Marshal(nc.Spec) //nolint:errchkjson // API types encode
 	sum := sha256.Sum256(b)

@@ -64,7 +64,7 @@ func (c *CloudProvider) instanceTags(claim *v1alpha1.NodeClaim, nc *v1alpha1.Nod
 	tags[instance.TagNodePool] = claim.Labels[v1alpha1.LabelNodePool]
 	tags[instance.TagNodeClaim] = claim.Name
 	tags[instance.TagNodeClass] = nc.Name
-	tags[v1alpha1.AnnotationNodeClassHash] = r.Hash
+	tags[v1alpha1.AnnotationNodeClassHash] = v1alpha1.NodeClassHash(nc)
 	tags[instance.TagName] = claim.Name
 	return tags
 }

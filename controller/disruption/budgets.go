@@ -26,13 +26,14 @@ type Budgets map[string]int
 // does: the smallest allowance among the pool's budgets that are active and
 // apply to reason (Unbounded when none is), a percentage taken of the pool's
 // initialized nodes and rounded up, less the pool's nodes already being
-// disrupted (marked for deletion, or not Ready), and never below zero.
+// disrupted (marked for deletion, not Ready, or named in busy: the nodes of
+// commands not yet executed), and never below zero.
 //
 // pools is NodePool name -> pool with the defaults applied. A budget that
 // cannot be evaluated (a schedule the cron parser rejects) allows nothing:
 // the error names each one, and the other pools' budgets still stand.
-func NewBudgets(nodes []*scheduler.StateNode, pools map[string]*v1alpha1.NodePool, now time.Time, reason string) (Budgets, error) {
-	total, disrupting := countNodes(nodes)
+func NewBudgets(nodes []*scheduler.StateNode, pools map[string]*v1alpha1.NodePool, now time.Time, reason string, busy map[string]bool) (Budgets, error) {
+	total, disrupting := countNodes(nodes, busy)
 	out := make(Budgets, len(pools))
 	var errs []error
 	for name, pool := range pools {
@@ -48,7 +49,7 @@ func NewBudgets(nodes []*scheduler.StateNode, pools map[string]*v1alpha1.NodePoo
 
 // countNodes counts, by pool, the initialized nodes Stowage manages and,
 // among them, those already being disrupted.
-func countNodes(nodes []*scheduler.StateNode) (total, disrupting map[string]int) {
+func countNodes(nodes []*scheduler.StateNode, busy map[string]bool) (total, disrupting map[string]int) {
 	total, disrupting = map[string]int{}, map[string]int{}
 	for _, sn := range nodes {
 		if !managed(sn) || !initialized(sn) {
@@ -56,11 +57,27 @@ func countNodes(nodes []*scheduler.StateNode) (total, disrupting map[string]int)
 		}
 		pool := sn.NodeClaim.Labels[v1alpha1.LabelNodePool]
 		total[pool]++
-		if sn.MarkedForDeletion || !nodeReady(sn.Node) {
+		if sn.MarkedForDeletion || !nodeReady(sn.Node) || busy[sn.Name()] {
 			disrupting[pool]++
 		}
 	}
 	return total, disrupting
+}
+
+// Take charges the candidate to its pool's budget and reports whether it
+// may be disrupted. A node that is not Ready already counts as being
+// disrupted, so removing it takes nothing: were it charged, a pool whose
+// nodes all went NotReady at once would have a budget of 0 and could never
+// remove them.
+func (b Budgets) Take(c *Candidate) bool {
+	if !c.Ready {
+		return true
+	}
+	if b[c.NodePool.Name] <= 0 {
+		return false
+	}
+	b[c.NodePool.Name]--
+	return true
 }
 
 // allowedDisruptions is the smallest allowance of the pool's budgets that

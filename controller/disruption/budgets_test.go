@@ -19,6 +19,7 @@ func TestNewBudgets(t *testing.T) {
 		name    string
 		budgets []v1alpha1.Budget
 		nodes   []*scheduler.StateNode
+		busy    map[string]bool
 		at      time.Time
 		want    int
 		wantErr string
@@ -48,6 +49,8 @@ func TestNewBudgets(t *testing.T) {
 			nodes:   append(nodes(23, "default"), marked(node("x", "default", 0)), marked(node("y", "default", 0))), want: 1},
 		{name: "nodes that are not Ready count against the budget",
 			budgets: []v1alpha1.Budget{budget("2", "", 0)}, nodes: append(nodes(3, "default"), notReady(node("x", "default", 0))), want: 1},
+		{name: "nodes of commands not yet executed count against the budget",
+			budgets: []v1alpha1.Budget{budget("2", "", 0)}, nodes: nodes(3, "default"), busy: map[string]bool{"n01": true}, want: 1},
 		{name: "the budget never goes below 0",
 			budgets: []v1alpha1.Budget{budget("1", "", 0)}, nodes: append(nodes(3, "default"), marked(node("x", "default", 0)), marked(node("y", "default", 0))), want: 0},
 		{name: "another pool's nodes do not count",
@@ -62,7 +65,7 @@ func TestNewBudgets(t *testing.T) {
 				at = epoch
 			}
 			pools := disruption.DefaultedPools([]*v1alpha1.NodePool{pool("default", "0s", tc.budgets...), pool("other", "0s", budget("0", "", 0))})
-			got, err := disruption.NewBudgets(tc.nodes, pools, at, v1alpha1.DisruptionReasonEmpty)
+			got, err := disruption.NewBudgets(tc.nodes, pools, at, v1alpha1.DisruptionReasonEmpty, tc.busy)
 			if (err != nil || tc.wantErr != "") && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
 			}

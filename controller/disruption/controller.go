@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -12,66 +13,146 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	stowevents "github.com/stowage-dev/stowage/controller/events"
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
+	"github.com/stowage-dev/stowage/controller/provisioning"
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/state"
 )
 
 // Name is the controller's name in logs and events.
 const Name = "disruption"
 
-// DefaultInterval is how often the controller looks for nodes to disrupt.
-const DefaultInterval = 10 * time.Second
+// Defaults of Options.
+const (
+	// DefaultInterval is how often the controller looks for nodes to disrupt.
+	DefaultInterval = 10 * time.Second
+	// DefaultValidationDelay is how long a consolidation command waits
+	// before it is simulated again and executed or dropped (Karpenter's 15
+	// seconds): long enough for pods kube-scheduler is binding, and for the
+	// provisioner's nominations, to show in the cluster state.
+	DefaultValidationDelay = 15 * time.Second
+	// DefaultReplacementTimeout is how long a command waits for its
+	// replacements to be Initialized before it is rolled back: longer than
+	// the NodeClaim lifecycle's registration timeout, so that a replacement
+	// that will never come is deleted by it first.
+	DefaultReplacementTimeout = 20 * time.Minute
+	// ConsolidationGap is how long after a consolidation pass that found
+	// nothing the next one waits, however the fleet changes meanwhile (pods
+	// bind and leave all the time on a busy cluster): a simulation pass costs
+	// far more than a round of the other methods, and a minute is short next
+	// to how long consolidateAfter lets nodes wait.
+	ConsolidationGap = time.Minute
+	// DefaultRevisit is how often a round runs even though the cluster state
+	// has not changed (as the reference re-evaluates every 5 minutes), in
+	// case something the state does not show (a capacity reservation, say)
+	// changed.
+	DefaultRevisit = 5 * time.Minute
+)
 
 // ErrNotSynced is returned by RunOnce while the cluster state is incomplete:
 // nothing was decided, and the next round tries again.
 var ErrNotSynced = errors.New("cluster state is not synced")
 
+// InstanceTypes lists what each pool may launch; a CloudProvider does.
+type InstanceTypes interface {
+	InstanceTypes(ctx context.Context, pool *v1alpha1.NodePool) ([]*cloudprovider.InstanceType, error)
+}
+
 // Options tunes the controller; the zero value uses the defaults.
 type Options struct {
 	// Interval between rounds; DefaultInterval when zero.
 	Interval time.Duration
+	// ValidationDelay before a consolidation command is re-simulated and
+	// executed; DefaultValidationDelay when zero, none when negative.
+	ValidationDelay time.Duration
+	// ReplacementTimeout bounds the wait for replacements;
+	// DefaultReplacementTimeout when zero.
+	ReplacementTimeout time.Duration
+	// Consolidation tunes the consolidation methods (and carries the solve
+	// options every method simulates with: the provisioner's).
+	Consolidation ConsolidationOptions
 	// Methods in the order they are tried; NewMethods when nil.
 	Methods []Method
+	// NewID returns a command id; provisioning.RandomSuffix over a seeded
+	// generator gives repeatable ids. A random one when nil.
+	NewID func() string
+	// OnRemove is called after the controller deleted NodeClaims, so that
+	// the provisioner provides for their nodes' pods at once.
+	OnRemove func()
+	// Observer is told about every executed command; nil for none.
+	Observer Observer
 	// Recorder publishes events; Register uses the manager's when nil, and
 	// a controller that is not registered publishes none.
 	Recorder events.EventRecorder
 	// Logger receives the controller's logs; nothing is logged when nil.
 	Logger hclog.Logger
+	// DryRun decides and logs every command but starts none (stowage run
+	// --dry-run): no replacement is launched, no node tainted or deleted.
+	DryRun bool
+}
+
+func (o Options) withDefaults() Options {
+	o.Interval = orDefault(o.Interval, DefaultInterval)
+	o.ReplacementTimeout = orDefault(o.ReplacementTimeout, DefaultReplacementTimeout)
+	switch {
+	case o.ValidationDelay == 0:
+		o.ValidationDelay = DefaultValidationDelay
+	case o.ValidationDelay < 0:
+		o.ValidationDelay = 0
+	}
+	o.Consolidation = o.Consolidation.withDefaults()
+	if o.Methods == nil {
+		o.Methods = NewMethods(o.Consolidation)
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	return o
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }
 
 // NewMethods returns the disruption methods in the order they are tried.
-func NewMethods(clk clock.PassiveClock) []Method {
+func NewMethods(opts ConsolidationOptions) []Method {
 	return []Method{
+		// Drift first: a drifted node runs what the user no longer asked
+		// for, and renewing it matters more than saving money.
+		NewDrift(opts.Solve),
 		// Deleting an empty node moves no pod and launches nothing: the
-		// cheapest disruption there is, so it goes first.
-		NewEmptiness(clk),
+		// cheapest disruption there is.
+		NewEmptiness(),
+		// Many nodes at once save most per round, before one at a time.
+		NewMultiNode(opts),
+		NewSingleNode(opts),
 	}
 }
 
 // Controller runs the disruption methods every Interval. Each round reads
-// the cluster state, tries the methods in order, and executes the commands
-// of the first method that has any; the others wait for the next round,
-// which sees the state those commands left.
+// the cluster state, moves the commands under way on, and, unless a command
+// is still being validated, tries the methods in order: the commands of the
+// first that has any are queued, the others wait for the next round, which
+// sees the state those commands left.
 type Controller struct {
-	clk      clock.Clock
-	cluster  *state.Cluster
-	methods  []Method
-	interval time.Duration
-	queue    *queue
-	log      hclog.Logger
+	clk     clock.Clock
+	cluster *state.Cluster
+	types   InstanceTypes
+	opts    Options
+	queue   *queue
+	log     hclog.Logger
 
-	mu sync.Mutex // one round at a time
-	// blocked is method/node -> why the last DisruptionBlocked event said.
-	blocked map[string]string
-	// gauged is reason -> pools with an AllowedDisruptions series.
-	gauged map[string]map[string]bool
-	// budgetErrs is method -> the budget problem last logged.
-	budgetErrs map[string]string
-	// settled is true when the last round found nothing to do, block or wait
-	// for, at the cluster state's generation settledAt: a round on the same
-	// state would decide the same, so it is skipped.
-	settled   bool
-	settledAt uint64
+	mu     sync.Mutex // one round at a time
+	report reporter
+	// settle remembers the last round that found nothing to do, and
+	// consolidated the last fleet layout consolidation found nothing on.
+	settle, consolidated settled
+	// requests remembers pods' requests from the last round that decided.
+	requests *podRequests
 }
 
 var (
@@ -79,25 +160,25 @@ var (
 	_ manager.LeaderElectionRunnable = (*Controller)(nil)
 )
 
-// New returns a controller deciding on cluster, deleting NodeClaims through
-// writer, and running on clk.
-func New(clk clock.Clock, cluster *state.Cluster, writer ClusterWriter, opts Options) *Controller {
-	if opts.Interval <= 0 {
-		opts.Interval = DefaultInterval
-	}
-	if opts.Methods == nil {
-		opts.Methods = NewMethods(clk)
-	}
-	if opts.Logger == nil {
-		opts.Logger = hclog.NewNullLogger()
+// New returns a controller deciding on cluster and the instance types types
+// lists, changing Kubernetes through writer, and running on clk.
+func New(clk clock.Clock, cluster *state.Cluster, types InstanceTypes, writer ClusterWriter, opts Options) *Controller {
+	opts = opts.withDefaults()
+	if opts.NewID == nil {
+		opts.NewID = provisioning.RandomSuffix(newRand())
 	}
 	log := opts.Logger.Named(Name)
-	return &Controller{
-		clk: clk, cluster: cluster, methods: opts.Methods, interval: opts.Interval, log: log,
-		queue:   &queue{cluster: cluster, writer: writer, recorder: opts.Recorder, log: log},
-		blocked: map[string]string{}, gauged: map[string]map[string]bool{}, budgetErrs: map[string]string{},
-	}
+	c := &Controller{clk: clk, cluster: cluster, types: types, opts: opts, log: log,
+		queue: &queue{clk: clk, cluster: cluster, writer: writer, recorder: opts.Recorder, log: log, newID: opts.NewID, opts: opts,
+			cooling: map[string]time.Time{}}}
+	c.report = newReporter(log, opts.Observer)
+	return c
 }
+
+// +kubebuilder:rbac:groups=stowage.dev,resources=nodeclaims,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Register adds the controller to mgr, publishing through the manager's
 // event recorder unless Options named one.
@@ -114,7 +195,7 @@ func (c *Controller) NeedLeaderElection() bool { return true }
 // Start runs a round every Interval on the clock until ctx ends.
 func (c *Controller) Start(ctx context.Context) error {
 	for {
-		t := c.clk.NewTimer(c.interval)
+		t := c.clk.NewTimer(c.opts.Interval)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -130,88 +211,163 @@ func (c *Controller) Start(ctx context.Context) error {
 	}
 }
 
-// RunOnce runs one round: it decides on the cluster state and executes the
-// first method's commands, if any. It returns ErrNotSynced, having done
-// nothing, while the state is incomplete: a decision on a partial view could
-// delete a node whose pods it has not seen yet. Deletion failures are joined
-// in the error; the other deletions go ahead.
+// RunOnce runs one round: it moves the queued commands on, then decides on
+// the cluster state and queues the first method's commands, if any. It
+// returns ErrNotSynced, having done nothing, while the state is incomplete: a
+// decision on a partial view could delete a node whose pods it has not seen
+// yet. Failures are joined in the error; the rest of the round goes ahead.
 func (c *Controller) RunOnce(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.cluster.Synced(ctx) {
 		return ErrNotSynced
 	}
-	gen := c.cluster.Generation()
-	if c.settled && gen == c.settledAt {
-		return nil
+	gen, types := c.cluster.Generation(), c.instanceTypes(ctx)
+	if len(c.queue.pending) == 0 && c.settle.skip(gen, offeringsKey(types), c.clk.Now()) {
+		return nil // nothing under way, and a round on this state found nothing to do
 	}
-	snap := c.cluster.Snapshot(nil, nil)
-	blocked := map[string]string{}
-	defer func() { c.blocked = blocked }()
-	c.settled, c.settledAt = true, gen
-	for _, m := range c.methods {
-		start := c.clk.Now()
-		d, err := Decide(ctx, m, snap, start)
-		EvaluationDuration.WithLabelValues(m.Name()).Observe(c.clk.Since(start).Seconds())
-		if err != nil {
-			c.settled = false
-			return fmt.Errorf("deciding: %w", err)
-		}
-		c.report(d, blocked)
-		if len(d.Blocked) > 0 || d.BudgetErr != nil || m.Waiting() {
-			c.settled = false
+	r := c.newRound(types)
+	c.report.fleet(r)
+	errs := []error{c.queue.progress(ctx, r.Snapshot), c.untaintOrphans(ctx, r)}
+	started, err := c.validate(ctx, r)
+	errs = append(errs, err)
+	// A command that just started changed the cluster the round's snapshot
+	// shows: the next round decides on what it left.
+	if started || c.queue.validating() || c.settle.skip(gen, offeringsKey(types), r.Now) {
+		return errors.Join(errs...)
+	}
+	errs = append(errs, c.decide(ctx, r, gen))
+	return errors.Join(errs...)
+}
+
+// decide tries the methods in order and queues the first one's commands.
+func (c *Controller) decide(ctx context.Context, r Round, gen uint64) error {
+	c.requests = c.requests.next()
+	r.Busy, r.memo = c.queue.busy(), &memo{requests: c.requests}
+	rd := roundDecision{r: r, candidates: NewCandidates(&r), consKey: consolidationKey(r.Snapshot)}
+	rd.held = sync.OnceValue(func() bool { return c.consolidationHeld(r.Snapshot) })
+	c.settle.reset()
+	for _, m := range c.opts.Methods {
+		d, ran, err := c.try(ctx, &rd, m)
+		if err != nil || !ran {
+			if err != nil {
+				return err
+			}
+			continue
 		}
 		if len(d.Commands) > 0 {
-			c.settled = false
-			return c.queue.execute(ctx, d.Commands)
+			c.settle.reset()
+			c.consolidated.reset()
+			return c.queueAll(ctx, m, d.Commands)
 		}
+	}
+	if !rd.consHeld {
+		c.markConsolidated(rd.consKey, rd.consWake, r.Now)
+	}
+	if !rd.active && len(c.queue.pending) == 0 {
+		c.settle.done(gen, offeringsKey(r.Snapshot.InstanceTypes), r.Now)
+	} else {
+		c.settle.reset()
 	}
 	return nil
 }
 
-// report publishes what a decision found beyond its commands: the budgets
-// as metrics, budget problems and blocked candidates once each until they
-// change. blocked collects this round's blocked candidates.
-func (c *Controller) report(d Decision, blocked map[string]string) {
-	c.gaugeBudgets(d.Method.Reason(), d.Budgets)
-	if msg := errString(d.BudgetErr); msg != c.budgetErrs[d.Method.Name()] {
-		c.budgetErrs[d.Method.Name()] = msg
-		if msg != "" {
-			c.log.Error("some disruption budgets cannot be evaluated and allow nothing", "reason", d.Method.Reason(), "error", msg)
-		}
+// roundDecision is what one round's methods share and leave behind.
+type roundDecision struct {
+	r          Round
+	candidates []*Candidate
+	consKey    uint64
+	held       func() bool
+	// active: something may change with time alone; consHeld: consolidation
+	// was held back; consWake: when consolidation's waits end.
+	active, consHeld bool
+	consWake         []time.Time
+}
+
+// try runs one method's decision, unless it is consolidation and the fleet
+// has not changed since it last found nothing, or capacity is being added.
+func (c *Controller) try(ctx context.Context, rd *roundDecision, m Method) (d Decision, ran bool, err error) {
+	consolidating := m.Reason() == v1alpha1.DisruptionReasonUnderutilized
+	if consolidating && (c.consolidated.skip(rd.consKey, 0, rd.r.Now) || c.consolidated.recent(ConsolidationGap, rd.r.Now)) {
+		return Decision{}, false, nil
 	}
-	for _, b := range d.Blocked {
-		key := d.Method.Name() + "/" + b.Candidate.Name()
-		blocked[key] = b.Why
-		if c.blocked[key] == b.Why {
+	if consolidating && rd.held() {
+		rd.active, rd.consHeld = true, true // what it waits for will change the state
+		return Decision{}, false, nil
+	}
+	start := c.clk.Now()
+	d, err = Decide(ctx, m, rd.r, rd.candidates)
+	EvaluationDuration.WithLabelValues(m.Name()).Observe(c.clk.Since(start).Seconds())
+	if err != nil {
+		return Decision{}, false, fmt.Errorf("deciding: %w", err)
+	}
+	c.report.decision(c.queue.recorder, d)
+	rd.active = rd.active || blockedByBudget(d) || d.BudgetErr != nil
+	wakes := append([]time.Time{d.WakeAt}, blockEnds(d)...)
+	for _, at := range wakes {
+		c.settle.wake(at)
+	}
+	if consolidating {
+		rd.consWake = append(rd.consWake, wakes...)
+	}
+	return d, true, nil
+}
+
+// queueAll gives each command an id and queues it.
+func (c *Controller) queueAll(ctx context.Context, m Method, cmds []Command) error {
+	var errs []error
+	for _, cmd := range cmds {
+		cmd.ID = c.opts.NewID()
+		Decisions.WithLabelValues(cmd.Method, cmd.Reason, cmd.Action()).Inc()
+		errs = append(errs, c.queue.add(ctx, m, cmd))
+	}
+	return errors.Join(errs...)
+}
+
+// instanceTypes asks the cloud for each pool's types; a pool whose types
+// cannot be listed is left without any, so that no replacement comes from it.
+func (c *Controller) instanceTypes(ctx context.Context) map[string][]*cloudprovider.InstanceType {
+	types := map[string][]*cloudprovider.InstanceType{}
+	for _, pool := range c.cluster.NodePools() {
+		its, err := c.types.InstanceTypes(ctx, pool)
+		if err != nil {
+			c.log.Error("listing instance types", "nodepool", pool.Name, "error", err)
 			continue
 		}
-		stowevents.Publish(c.queue.recorder, blockedEvents(b, d.Method)...)
-		c.log.Debug("disruption blocked", "node", b.Candidate.Node.Name, "nodeclaim", b.Candidate.NodeClaim.Name,
-			"nodepool", b.Candidate.NodePool.Name, "reason", d.Method.Reason(), "why", b.Why)
+		types[pool.Name] = its
 	}
+	return types
 }
 
-// gaugeBudgets sets the budget gauge of every pool, drops those of pools
-// that are gone, and makes the pools' disrupted counters exist at 0.
-func (c *Controller) gaugeBudgets(reason string, budgets Budgets) {
-	seen := map[string]bool{}
-	for pool, n := range budgets {
-		AllowedDisruptions.WithLabelValues(pool, reason).Set(float64(n))
-		Disrupted.WithLabelValues(pool, reason)
-		seen[pool] = true
+// newRound reads the cluster state, with the pools' instance types.
+func (c *Controller) newRound(types map[string][]*cloudprovider.InstanceType) Round {
+	snap := c.cluster.Snapshot(nil, types)
+	now := c.clk.Now()
+	maps.DeleteFunc(c.queue.cooling, func(_ string, until time.Time) bool { return !now.Before(until) })
+	return Round{Snapshot: snap, Now: now, Pools: DefaultedPools(snap.NodePools), PDBs: c.cluster.PodDisruptionBudgets(),
+		Busy: c.queue.busy(), Cooling: maps.Clone(c.queue.cooling)}
+}
+
+// untaintOrphans takes the disrupted taint off nodes no command of this
+// process is acting on and no deletion is under way for: a command whose
+// controller stopped (a leader change) between tainting and deleting.
+func (c *Controller) untaintOrphans(ctx context.Context, r Round) error {
+	var errs []error
+	for _, sn := range r.Snapshot.Nodes {
+		if sn.Node == nil || sn.NodeClaim == nil || sn.MarkedForDeletion || r.Busy[sn.Name()] || !tainted(sn) {
+			continue
+		}
+		c.log.Info("untainting a node no disruption is acting on", "node", sn.Node.Name, "nodeclaim", sn.NodeClaim.Name)
+		errs = append(errs, client404(c.queue.writer.SetDisruptedTaint(ctx, sn.Node.Name, false)))
 	}
-	for pool := range c.gauged[reason] {
-		if !seen[pool] {
-			AllowedDisruptions.DeleteLabelValues(pool, reason)
+	return errors.Join(errs...)
+}
+
+func tainted(sn *scheduler.StateNode) bool {
+	for i := range sn.Node.Spec.Taints {
+		if sn.Node.Spec.Taints[i].MatchTaint(&v1alpha1.DisruptedNoScheduleTaint) {
+			return true
 		}
 	}
-	c.gauged[reason] = seen
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
+	return false
 }

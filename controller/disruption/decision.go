@@ -7,14 +7,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-
-	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
-	"github.com/stowage-dev/stowage/controller/state"
 )
 
-// Decision is what one method decided on one snapshot.
+// Decision is what one method decided on one round.
 type Decision struct {
 	// Method is the method that decided.
 	Method Method
@@ -29,77 +24,92 @@ type Decision struct {
 	// Blocked are the candidates the method would disrupt but may not now,
 	// sorted by name.
 	Blocked []Blocked
+	// Eligible counts the candidates the method wanted and could act on now,
+	// before budgets.
+	Eligible int
+	// WakeAt is the earliest instant a candidate waiting out consolidateAfter
+	// becomes eligible; zero when none waits.
+	WakeAt time.Time
 }
 
 // Blocked is a candidate a method wants to disrupt, and why it may not.
 type Blocked struct {
 	Candidate *Candidate
-	// Why is a sentence fragment such as "pod default/web is annotated
-	// do-not-disrupt".
-	Why string
+	Block
 }
 
-// Decide runs one round of m on snap at now: it builds the candidates, asks
-// m which to disrupt, sets aside those that are blocked, and has m compute
-// commands within the pools' budgets. Candidates m wanted but got no command
-// for, in a pool whose budget the commands used up, are blocked by the
-// budget. Decide changes nothing but m's own memory.
-func Decide(ctx context.Context, m Method, snap *scheduler.Snapshot, now time.Time) (Decision, error) {
-	pools := DefaultedPools(snap.NodePools)
+// Decide runs one round of m: it asks m which candidates to disrupt, sets
+// aside those that are blocked (by a blocker every method shares, by one of
+// m's own, or while they wait out consolidateAfter), and has m compute
+// commands within the pools' budgets for its reason. Candidates m wanted but
+// got no command for, in a pool whose budget the commands used up, are
+// blocked by the budget. r.Budgets is set from the round's nodes; Decide
+// changes nothing else.
+func Decide(ctx context.Context, m Method, r Round, candidates []*Candidate) (Decision, error) {
 	d := Decision{Method: m}
-	d.Budgets, d.BudgetErr = NewBudgets(snap.Nodes, pools, now, m.Reason())
+	d.Budgets, d.BudgetErr = NewBudgets(r.Snapshot.Nodes, r.Pools, r.Now, m.Reason(), r.Busy)
+	r.Budgets = maps.Clone(d.Budgets)
 	var wanted []*Candidate
-	for _, c := range NewCandidates(snap.Nodes, pools) {
-		if c.BlockedBy == "" {
-			c.BlockedBy = justReady(c, now)
+	for _, c := range candidates {
+		if r.Busy[c.Name()] || !m.ShouldDisrupt(&r, c) {
+			continue
 		}
-		switch {
-		case !m.ShouldDisrupt(c):
-		case c.BlockedBy != "":
-			d.Blocked = append(d.Blocked, Blocked{Candidate: c, Why: c.BlockedBy})
-		default:
-			wanted = append(wanted, c)
+		if b := blockFor(m, &r, c); b.Kind != "" {
+			d.Blocked = append(d.Blocked, Blocked{Candidate: c, Block: b})
+			continue
 		}
+		if w, ok := m.(Waiter); ok {
+			if at := w.EligibleAt(&r, c); at.After(r.Now) {
+				if d.WakeAt.IsZero() || at.Before(d.WakeAt) {
+					d.WakeAt = at
+				}
+				continue
+			}
+		}
+		wanted = append(wanted, c)
 	}
-	cmds, err := m.ComputeCommands(ctx, d.Budgets, wanted)
+	d.Eligible = len(wanted)
+	res, err := m.ComputeCommands(ctx, &r, wanted)
 	if err != nil {
 		return Decision{}, fmt.Errorf("computing the %s commands: %w", m.Name(), err)
 	}
-	d.Commands = cmds
-	d.Blocked = append(d.Blocked, budgetBlocked(m.Reason(), d.Budgets, cmds, wanted)...)
-	sortBlocked(d.Blocked)
+	d.Commands = res.Commands
+	d.Blocked = append(d.Blocked, res.Blocked...)
+	d.Blocked = append(d.Blocked, budgetBlocked(m.Reason(), d.Budgets, res, wanted)...)
+	slices.SortFunc(d.Blocked, func(x, y Blocked) int { return strings.Compare(x.Candidate.Name(), y.Candidate.Name()) })
 	return d, nil
 }
 
-// justReady blocks a node that became Ready less than state.NominationGrace
-// ago: kube-scheduler may still be binding the pods nominated to it, so an
-// empty look does not mean the node is unneeded.
-func justReady(c *Candidate, now time.Time) string {
-	for _, cond := range c.Node.Status.Conditions {
-		if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue && now.Sub(cond.LastTransitionTime.Time) < state.NominationGrace {
-			return fmt.Sprintf("node became Ready %s ago; the pods nominated to it may still be binding", now.Sub(cond.LastTransitionTime.Time).Round(time.Second))
-		}
+// blockFor is the shared blocker of the candidate, or else m's own.
+func blockFor(m Method, r *Round, c *Candidate) Block {
+	if b := c.Blocked(); b.Kind != "" {
+		return b
 	}
-	return ""
+	if b, ok := m.(Blocker); ok {
+		return b.Blocks(r, c)
+	}
+	return Block{}
 }
 
-// budgetBlocked returns the wanted candidates left out of cmds whose pool
-// has no budget left once cmds have run.
-func budgetBlocked(reason string, budgets Budgets, cmds []Command, wanted []*Candidate) []Blocked {
-	left, commanded := Budgets{}, map[string]bool{}
-	maps.Copy(left, budgets)
-	for _, cmd := range cmds {
+// budgetBlocked returns the wanted candidates the result neither commanded
+// nor blocked whose pool has no budget left once the commands have run.
+func budgetBlocked(reason string, budgets Budgets, res Result, wanted []*Candidate) []Blocked {
+	left, done := maps.Clone(budgets), map[string]bool{}
+	for _, cmd := range res.Commands {
 		for _, c := range cmd.Candidates {
-			left[c.NodePool.Name]--
-			commanded[c.Name()] = true
+			left.Take(c)
+			done[c.Name()] = true
 		}
+	}
+	for _, b := range res.Blocked {
+		done[b.Candidate.Name()] = true
 	}
 	var out []Blocked
 	for _, c := range wanted {
-		if commanded[c.Name()] || left[c.NodePool.Name] > 0 {
+		if done[c.Name()] || !c.Ready || left[c.NodePool.Name] > 0 {
 			continue
 		}
-		out = append(out, Blocked{Candidate: c, Why: budgetWhy(c.NodePool.Name, reason, budgets[c.NodePool.Name])})
+		out = append(out, Blocked{Candidate: c, Block: Block{Kind: BlockedBudget, Why: budgetWhy(c.NodePool.Name, reason, budgets[c.NodePool.Name])}})
 	}
 	return out
 }
@@ -109,8 +119,4 @@ func budgetWhy(pool, reason string, allowed int) string {
 		return fmt.Sprintf("the disruption budgets of nodepool %s allow no %s disruption now", pool, reason)
 	}
 	return fmt.Sprintf("the disruption budgets of nodepool %s allow %d %s disruptions now, all taken", pool, allowed, reason)
-}
-
-func sortBlocked(b []Blocked) {
-	slices.SortFunc(b, func(x, y Blocked) int { return strings.Compare(x.Candidate.Name(), y.Candidate.Name()) })
 }

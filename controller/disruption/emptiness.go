@@ -2,97 +2,84 @@ package disruption
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"time"
-
-	"k8s.io/utils/clock"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 )
 
 // Emptiness deletes nodes that have run no pod but DaemonSet and mirror pods
-// for at least their pool's consolidateAfter. Both consolidation policies
-// allow it; consolidateAfter Never turns it off.
-//
-// It samples: a node is empty since the first round that found it empty,
-// and a pod seen on it resets that. A pod that lands and leaves between two
-// rounds goes unseen.
-type Emptiness struct {
-	clk clock.PassiveClock
-	// emptySince is node name -> the first round that found it empty since a
-	// pod was last seen on it.
-	emptySince map[string]time.Time
-	// asked is the nodes ShouldDisrupt was asked about this round.
-	asked map[string]bool
-}
+// for at least their pool's consolidateAfter, counted from the node's last pod
+// event as the cluster state saw it. Both consolidation policies allow it;
+// consolidateAfter Never turns it off. A node that is not Ready may be
+// removed too: it is empty, and it already counts as being disrupted.
+type Emptiness struct{}
 
-var _ Method = (*Emptiness)(nil)
+var (
+	_ Method    = Emptiness{}
+	_ Waiter    = Emptiness{}
+	_ Validator = Emptiness{}
+)
 
-// Waiting reports whether some node is empty and waiting out its pool's
-// consolidateAfter.
-func (e *Emptiness) Waiting() bool { return len(e.emptySince) > 0 }
-
-// NewEmptiness returns the emptiness method, timing emptiness on clk.
-func NewEmptiness(clk clock.PassiveClock) *Emptiness {
-	return &Emptiness{clk: clk, emptySince: map[string]time.Time{}, asked: map[string]bool{}}
-}
+// NewEmptiness returns the emptiness method.
+func NewEmptiness() Emptiness { return Emptiness{} }
 
 // Name is "emptiness".
-func (e *Emptiness) Name() string { return "emptiness" }
+func (Emptiness) Name() string { return "emptiness" }
 
 // Reason is Empty.
-func (e *Emptiness) Reason() string { return v1alpha1.DisruptionReasonEmpty }
+func (Emptiness) Reason() string { return v1alpha1.DisruptionReasonEmpty }
 
-// ShouldDisrupt records whether the candidate is empty and reports whether
-// it has been for the pool's consolidateAfter.
-func (e *Emptiness) ShouldDisrupt(c *Candidate) bool {
-	name := c.Name()
-	e.asked[name] = true
-	if len(c.ReschedulablePods) > 0 {
-		delete(e.emptySince, name)
-		return false
-	}
-	now := e.clk.Now()
-	since, ok := e.emptySince[name]
-	if !ok {
-		since = now
-		e.emptySince[name] = now
-	}
-	after := c.NodePool.Spec.Disruption.ConsolidateAfter
-	if !consolidates(c.NodePool) || after == nil || after.Duration == nil {
-		return false
-	}
-	return now.Sub(since) >= *after.Duration
+// ShouldDisrupt reports whether the candidate is empty and its pool
+// consolidates at all.
+func (Emptiness) ShouldDisrupt(_ *Round, c *Candidate) bool {
+	return consolidateAfter(c.NodePool) != nil && c.Empty()
 }
 
-// consolidates reports whether the pool's consolidation policy allows
-// deleting empty nodes, which both policies do.
-func consolidates(pool *v1alpha1.NodePool) bool {
+// EligibleAt is the candidate's quiet time plus its pool's consolidateAfter.
+func (Emptiness) EligibleAt(_ *Round, c *Candidate) time.Time {
+	return c.QuietSince.Add(*consolidateAfter(c.NodePool))
+}
+
+// consolidateAfter is the pool's consolidateAfter, or nil when its policy or
+// consolidateAfter Never turns consolidation off.
+func consolidateAfter(pool *v1alpha1.NodePool) *time.Duration {
 	switch pool.Spec.Disruption.ConsolidationPolicy {
 	case v1alpha1.ConsolidationPolicyWhenEmpty, v1alpha1.ConsolidationPolicyWhenEmptyOrUnderutilized:
-		return true
+	default:
+		return nil
 	}
-	return false
+	after := pool.Spec.Disruption.ConsolidateAfter
+	if after == nil || after.Duration == nil {
+		return nil
+	}
+	return after.Duration
 }
 
 // ComputeCommands deletes the candidates, oldest first, as far as each
-// pool's budget allows, in one command. It forgets the nodes ShouldDisrupt
-// was not asked about this round.
-func (e *Emptiness) ComputeCommands(_ context.Context, budgets Budgets, candidates []*Candidate) ([]Command, error) {
-	maps.DeleteFunc(e.emptySince, func(name string, _ time.Time) bool { return !e.asked[name] })
-	clear(e.asked)
-	left := maps.Clone(budgets)
+// pool's budget allows, in one command.
+func (e Emptiness) ComputeCommands(_ context.Context, r *Round, candidates []*Candidate) (Result, error) {
 	var chosen []*Candidate
 	for _, c := range slices.SortedFunc(slices.Values(candidates), byAge) {
-		if left[c.NodePool.Name] <= 0 {
-			continue
+		if r.Budgets.Take(c) {
+			chosen = append(chosen, c)
 		}
-		left[c.NodePool.Name]--
-		chosen = append(chosen, c)
 	}
 	if len(chosen) == 0 {
-		return nil, nil
+		return Result{}, nil
 	}
-	return []Command{{Reason: e.Reason(), Candidates: chosen}}, nil
+	return Result{Commands: []Command{{Method: e.Name(), Reason: e.Reason(), Candidates: chosen, Savings: price(chosen)}}}, nil
+}
+
+// Validate keeps the command: the controller has already checked again that
+// every candidate is still empty, unblocked and within budget.
+func (Emptiness) Validate(_ context.Context, _ *Round, cmd Command) (Command, bool) { return cmd, true }
+
+// price is the candidates' known hourly price.
+func price(cs []*Candidate) float64 {
+	var total float64
+	for _, c := range cs {
+		total += c.Offering.Price
+	}
+	return total
 }

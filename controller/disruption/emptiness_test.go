@@ -7,7 +7,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/disruption"
@@ -20,12 +19,20 @@ func TestEmptiness(t *testing.T) {
 	deleting.DeletionTimestamp = &metav1.Time{Time: epoch}
 	whenEmpty := pool("default", "0s")
 	whenEmpty.Spec.Disruption.ConsolidationPolicy = v1alpha1.ConsolidationPolicyWhenEmpty
-	claimNotReady := node("a", "default", 0)
-	claimNotReady.NodeClaim.Status.Conditions[0].Status = metav1.ConditionUnknown
+	claimNotInitialized := node("a", "default", 0)
+	claimNotInitialized.NodeClaim.Status.Conditions[0].Status = metav1.ConditionUnknown
 	unmanaged := node("a", "default", 0)
 	unmanaged.NodeClaim = nil
 	launching := node("a", "default", 0)
 	launching.Node = nil
+	nominated := node("a", "default", 0)
+	nominated.Nominated = true
+	// A pod started an hour ago, protected for two hours, or for half an hour.
+	protectedFor := func(d string) *scheduler.StateNode {
+		p := annotatedWith(daemonPod("ds"), v1alpha1.AnnotationDoNotDisrupt, d)
+		p.Status.StartTime = &metav1.Time{Time: epoch.Add(-time.Hour)}
+		return node("a", "default", 0, p)
+	}
 
 	for _, tc := range []struct {
 		name        string
@@ -45,6 +52,10 @@ func TestEmptiness(t *testing.T) {
 		{name: "Karpenter's do-not-disrupt annotation blocks the node too",
 			node:        node("a", "default", 0, annotated(mirrorPod("static"), v1alpha1.AnnotationKarpenterDoNotDisrupt)),
 			wantBlocked: []string{"a: pod default/static is annotated do-not-disrupt"}},
+		{name: "a do-not-disrupt duration since the pod started blocks while it lasts",
+			node:        protectedFor("2h"),
+			wantBlocked: []string{"a: pod default/ds is annotated do-not-disrupt until 2026-11-01T03:00:00Z"}},
+		{name: "a do-not-disrupt duration that is over blocks nothing", node: protectedFor("30m"), want: []string{"Empty[a]"}},
 		{name: "a finished do-not-disrupt pod does not block",
 			node: node("a", "default", 0, annotated(finishedPod("job"), v1alpha1.AnnotationDoNotDisrupt)),
 			want: []string{"Empty[a]"}},
@@ -55,12 +66,22 @@ func TestEmptiness(t *testing.T) {
 				return n
 			}(),
 			wantBlocked: []string{"a: node a is annotated do-not-disrupt"}},
+		{name: "a NodeClaim annotated with Karpenter's do-not-disrupt is blocked",
+			node: func() *scheduler.StateNode {
+				n := node("a", "default", 0)
+				annotated(n.NodeClaim, v1alpha1.AnnotationKarpenterDoNotDisrupt)
+				return n
+			}(),
+			wantBlocked: []string{"a: nodeclaim a is annotated do-not-disrupt"}},
+		{name: "a node pending pods are expected on is not empty", node: nominated,
+			wantBlocked: []string{"a: pending pods are expected on it"}},
 		{name: "the WhenEmpty policy deletes empty nodes", pool: whenEmpty, node: node("a", "default", 0), want: []string{"Empty[a]"}},
 		{name: "consolidateAfter Never keeps empty nodes", pool: pool("default", v1alpha1.Never), node: node("a", "default", 0)},
 		{name: "a budget of 0 blocks the node", pool: pool("default", "0s", budget("0", "", 0)), node: node("a", "default", 0),
 			wantBlocked: []string{"a: the disruption budgets of nodepool default allow no Empty disruption now"}},
-		{name: "a node that is not Ready is no candidate", node: notReady(node("a", "default", 0))},
-		{name: "a node whose claim is not Ready is no candidate", node: claimNotReady},
+		{name: "an empty node that is not Ready is deleted, even with a budget of 0: it already counts as disrupted",
+			pool: pool("default", "0s", budget("0", "", 0)), node: notReady(node("a", "default", 0)), want: []string{"Empty[a]"}},
+		{name: "a node whose claim is not Initialized is no candidate", node: claimNotInitialized},
 		{name: "a node marked for deletion is no candidate", node: marked(node("a", "default", 0))},
 		{name: "a node whose pool is gone is no candidate", node: node("a", "gone", 0)},
 		{name: "a node without a NodeClaim is not Stowage's", node: unmanaged},
@@ -70,10 +91,7 @@ func TestEmptiness(t *testing.T) {
 			if tc.pool == nil {
 				tc.pool = pool("default", "0s")
 			}
-			snap := &scheduler.Snapshot{Nodes: []*scheduler.StateNode{tc.node}, NodePools: []*v1alpha1.NodePool{tc.pool}}
-			m := disruption.NewEmptiness(clocktesting.NewFakePassiveClock(epoch))
-			d, err := disruption.Decide(t.Context(), m, snap, epoch)
-			fatalIf(t, err)
+			d := decide(t, disruption.NewEmptiness(), round(epoch, []*v1alpha1.NodePool{tc.pool}, nil, tc.node))
 			if got := commanded(d); !slices.Equal(got, tc.want) {
 				t.Errorf("commands %q, want %q", got, tc.want)
 			}
@@ -84,61 +102,57 @@ func TestEmptiness(t *testing.T) {
 	}
 }
 
-// TestEmptinessWaitsForConsolidateAfter steps a node through a pod landing
-// and leaving: the wait starts again from the first round that finds it
-// empty after the pod has gone.
-func TestEmptinessWaitsForConsolidateAfter(t *testing.T) {
-	clk := clocktesting.NewFakeClock(epoch)
-	m := disruption.NewEmptiness(clk)
-	pools := []*v1alpha1.NodePool{pool("default", "5m")}
-	round := func(pods ...*scheduler.StateNode) []string {
-		t.Helper()
-		d, err := disruption.Decide(t.Context(), m, &scheduler.Snapshot{Nodes: pods, NodePools: pools}, clk.Now())
-		fatalIf(t, err)
-		return commanded(d)
+// Issue 9: after a large scale-in, a pool's remaining empty nodes had briefly
+// gone NotReady; counted as being disrupted, they took the whole of a 100%
+// budget, and, no candidates while NotReady, they could not be removed: the
+// budget read 0 and they stayed. An empty node that is not Ready is a
+// candidate now, and removing it takes no budget.
+func TestEmptyNodesThatWentNotReadyAreRemovedWithinAFullBudget(t *testing.T) {
+	full := pool("default", "0s", budget("100%", "", 0))
+	var sns []*scheduler.StateNode
+	for i, n := range nodes(5, "default") {
+		if i < 3 {
+			sns = append(sns, marked(n)) // being deleted already
+		} else {
+			sns = append(sns, notReady(n))
+		}
 	}
-	for _, step := range []struct {
-		after time.Duration
-		node  *scheduler.StateNode
-		want  []string
-	}{
-		{0, node("a", "default", 0), nil},                            // empty since 0
-		{4 * time.Minute, node("a", "default", 0), nil},              // 4m
-		{30 * time.Second, node("a", "default", 0, pod("web")), nil}, // a pod lands: reset
-		{time.Minute, node("a", "default", 0), nil},                  // empty again since 5m30s
-		{4 * time.Minute, node("a", "default", 0), nil},              // 4m
-		{59 * time.Second, node("a", "default", 0), nil},             // 4m59s
-		{time.Second, node("a", "default", 0), []string{"Empty[a]"}}, // 5m
-	} {
-		clk.Step(step.after)
-		if got := round(step.node); !slices.Equal(got, step.want) {
-			t.Fatalf("at %s: commands %q, want %q", clk.Since(epoch), got, step.want)
+	d := decide(t, disruption.NewEmptiness(), round(epoch, []*v1alpha1.NodePool{full}, nil, sns...))
+	if got := d.Budgets["default"]; got != 0 {
+		t.Errorf("budget %d, want 0: every node is being disrupted or not Ready", got)
+	}
+	if got, want := commanded(d), []string{"Empty[n03 n04]"}; !slices.Equal(got, want) {
+		t.Errorf("commands %q, want %q", got, want)
+	}
+}
+
+// TestEmptinessWaitsForConsolidateAfter: a node is empty since its last pod
+// event as the cluster state saw it; the decision says when the wait ends.
+func TestEmptinessWaitsForConsolidateAfter(t *testing.T) {
+	pools := []*v1alpha1.NodePool{pool("default", "5m")}
+	n := node("a", "default", 0)
+	n.LastPodEvent = epoch
+	for _, tc := range []struct {
+		at   time.Duration
+		want []string
+	}{{0, nil}, {4*time.Minute + 59*time.Second, nil}, {5 * time.Minute, []string{"Empty[a]"}}} {
+		d := decide(t, disruption.NewEmptiness(), round(epoch.Add(tc.at), pools, nil, n))
+		if got := commanded(d); !slices.Equal(got, tc.want) {
+			t.Fatalf("at %s: commands %q, want %q", tc.at, got, tc.want)
+		}
+		if len(tc.want) == 0 && !d.WakeAt.Equal(epoch.Add(5*time.Minute)) {
+			t.Errorf("at %s: wakes at %v, want when consolidateAfter is over", tc.at, d.WakeAt)
 		}
 	}
 }
 
-// TestEmptinessForgetsNodesItWasNotAskedAbout: a node that stops being a
-// candidate (here it went NotReady) starts its wait again when it comes back.
-func TestEmptinessForgetsNodesItWasNotAskedAbout(t *testing.T) {
-	clk := clocktesting.NewFakeClock(epoch)
-	m := disruption.NewEmptiness(clk)
-	pools := []*v1alpha1.NodePool{pool("default", "5m")}
-	for _, step := range []struct {
-		after time.Duration
-		node  *scheduler.StateNode
-		want  []string
-	}{
-		{0, node("a", "default", 0), nil},
-		{4 * time.Minute, notReady(node("a", "default", 0)), nil},
-		{2 * time.Minute, node("a", "default", 0), nil},
-		{5 * time.Minute, node("a", "default", 0), []string{"Empty[a]"}},
-	} {
-		clk.Step(step.after)
-		d, err := disruption.Decide(t.Context(), m, &scheduler.Snapshot{Nodes: []*scheduler.StateNode{step.node}, NodePools: pools}, clk.Now())
-		fatalIf(t, err)
-		if got := commanded(d); !slices.Equal(got, step.want) {
-			t.Fatalf("at %s: commands %q, want %q", clk.Since(epoch), got, step.want)
-		}
+// An empty node in a pool with consolidateAfter Never is not waiting for
+// anything: the method's predicate records nothing, and no round is kept
+// running for it.
+func TestEmptinessNeverWaitsForNever(t *testing.T) {
+	d := decide(t, disruption.NewEmptiness(), round(epoch, []*v1alpha1.NodePool{pool("default", v1alpha1.Never)}, nil, node("a", "default", 0)))
+	if len(d.Commands) != 0 || len(d.Blocked) != 0 || !d.WakeAt.IsZero() {
+		t.Errorf("commands %q, blocked %q, wake at %v; want nothing at all", commanded(d), blockedNames(d), d.WakeAt)
 	}
 }
 
@@ -159,9 +173,7 @@ func TestEmptinessOrder(t *testing.T) {
 	for i := range 20 {
 		shuffled := slices.Clone(all)
 		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-		m := disruption.NewEmptiness(clocktesting.NewFakePassiveClock(epoch))
-		d, err := disruption.Decide(t.Context(), m, &scheduler.Snapshot{Nodes: shuffled, NodePools: pools}, epoch)
-		fatalIf(t, err)
+		d := decide(t, disruption.NewEmptiness(), round(epoch.Add(time.Hour), pools, nil, shuffled...))
 		if got := commanded(d); !slices.Equal(got, want) {
 			t.Fatalf("shuffle %d: commands %q, want %q", i, got, want)
 		}
@@ -184,9 +196,7 @@ func TestANodeJustReadyIsNotDisruptedWhileItsPodsBind(t *testing.T) {
 		t.Run(tc.readyFor.String(), func(t *testing.T) {
 			n := node("a", "default", 0)
 			n.Node.Status.Conditions[0].LastTransitionTime = metav1.NewTime(epoch)
-			m := disruption.NewEmptiness(clocktesting.NewFakeClock(epoch))
-			d, err := disruption.Decide(t.Context(), m, &scheduler.Snapshot{Nodes: []*scheduler.StateNode{n}, NodePools: pools}, epoch.Add(tc.readyFor))
-			fatalIf(t, err)
+			d := decide(t, disruption.NewEmptiness(), round(epoch.Add(tc.readyFor), pools, nil, n))
 			if got := commanded(d); !slices.Equal(got, tc.want) || len(d.Blocked) != tc.wantBlocked {
 				t.Errorf("Ready for %s: commands %v, blocked %v; want %v and %d blocked", tc.readyFor, got, blockedNames(d), tc.want, tc.wantBlocked)
 			}

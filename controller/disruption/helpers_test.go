@@ -1,6 +1,7 @@
 package disruption_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -15,12 +17,55 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/disruption"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler/schedulertest"
 )
 
 // epoch is where the tests' clocks start: a Sunday, 02:00 UTC.
 var epoch = time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)
+
+const zone = "test-zone-a"
+
+// catalogue is the tests' instance types: "small" (2 vCPU, 8 GiB), "medium"
+// (4, 16) and "large" (8, 32), on-demand at $0.10 per vCPU-hour and spot at
+// 70% of that, in one zone; plus cheap spot-only "c1".."c20" (2 vCPU, 8 GiB)
+// for the spot-to-spot rule.
+func catalogue() []*cloudprovider.InstanceType {
+	var out []*cloudprovider.InstanceType
+	for _, t := range []struct {
+		name string
+		vcpu int64
+	}{{"small", 2}, {"medium", 4}, {"large", 8}} {
+		od := 0.10 * float64(t.vcpu)
+		out = append(out, schedulertest.NewInstanceType(t.name, t.vcpu, 4*t.vcpu<<30, 110, cloudprovider.Offerings{
+			{Zone: zone, CapacityType: v1alpha1.CapacityTypeOnDemand, Price: od, Available: true},
+			{Zone: zone, CapacityType: v1alpha1.CapacityTypeSpot, Price: 0.7 * od, Available: true},
+		}))
+	}
+	return out
+}
+
+// spotTypes are n spot-only types of 2 vCPU and 8 GiB priced from $0.05 up.
+func spotTypes(n int) []*cloudprovider.InstanceType {
+	var out []*cloudprovider.InstanceType
+	for i := range n {
+		out = append(out, schedulertest.NewInstanceType(fmt.Sprintf("c%d", i+1), 2, 8<<30, 110, cloudprovider.Offerings{
+			{Zone: zone, CapacityType: v1alpha1.CapacityTypeSpot, Price: 0.05 + 0.001*float64(i), Available: true},
+		}))
+	}
+	return out
+}
+
+func typeNamed(types []*cloudprovider.InstanceType, name string) *cloudprovider.InstanceType {
+	for _, it := range types {
+		if it.Name == name {
+			return it
+		}
+	}
+	panic("no instance type " + name)
+}
 
 // pool is a pool that consolidates after consolidateAfter ("Never" for
 // never) with the given budgets (the default 10% when none).
@@ -48,21 +93,32 @@ func budget(nodes, schedule string, duration time.Duration, reasons ...string) v
 	return b
 }
 
-// node is a Ready node of pool, with a Ready claim of the same name created
-// at epoch+age, running pods.
+// node is a Ready "medium" on-demand node of pool, with an Initialized claim
+// of the same name created at epoch+age, running pods.
 func node(name, poolName string, age time.Duration, pods ...*corev1.Pod) *scheduler.StateNode {
-	providerID := "aws:///us-east-1a/i-" + name
+	return typedNode(name, poolName, "medium", v1alpha1.CapacityTypeOnDemand, age, pods...)
+}
+
+// typedNode is node on an instance type of catalogue and a capacity type.
+func typedNode(name, poolName, instanceType, capacityType string, age time.Duration, pods ...*corev1.Pod) *scheduler.StateNode {
+	providerID := "aws:///" + zone + "/i-" + name
+	it := typeNamed(append(catalogue(), spotTypes(20)...), instanceType)
 	claim := &v1alpha1.NodeClaim{ObjectMeta: metav1.ObjectMeta{
 		Name: name, UID: types.UID("uid-" + name), Labels: map[string]string{v1alpha1.LabelNodePool: poolName},
-		CreationTimestamp: metav1.NewTime(epoch.Add(age)),
+		CreationTimestamp: metav1.NewTime(epoch.Add(age)), Annotations: map[string]string{},
 	}}
 	claim.Status.ProviderID, claim.Status.NodeName = providerID, name
-	claim.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue,
-		Reason: "Ready", LastTransitionTime: metav1.NewTime(epoch)}}
+	claim.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionInitialized, Status: metav1.ConditionTrue,
+		Reason: "Initialized", LastTransitionTime: metav1.NewTime(epoch.Add(-time.Hour))}}
+	labels := it.Requirements.Labels()
+	labels[corev1.LabelTopologyZone], labels[v1alpha1.LabelCapacityType] = zone, capacityType
+	labels[v1alpha1.LabelNodePool], labels[corev1.LabelHostname] = poolName, name
 	n := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1alpha1.LabelNodePool: poolName}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
 		Spec:       corev1.NodeSpec{ProviderID: providerID},
-		Status:     corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}},
+		Status: corev1.NodeStatus{Allocatable: it.Allocatable().List(), Capacity: it.Capacity.List(),
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
+				LastTransitionTime: metav1.NewTime(epoch.Add(-time.Hour))}}},
 	}
 	for _, p := range pods {
 		p.Spec.NodeName = name
@@ -70,12 +126,20 @@ func node(name, poolName string, age time.Duration, pods ...*corev1.Pod) *schedu
 	return &scheduler.StateNode{Node: n, NodeClaim: claim, Pods: pods}
 }
 
-func pod(name string) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+func pod(name string) *corev1.Pod { return sized(name, "", "") }
+
+// sized is a running pod requesting cpu and memory ("" for none).
+func sized(name, cpu, memory string) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name), Labels: map[string]string{"app": name}},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.invalid/app:1"}}},
 		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
 	}
+	if cpu != "" {
+		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu),
+			corev1.ResourceMemory: resource.MustParse(memory)}
+	}
+	return p
 }
 
 func daemonPod(name string) *corev1.Pod {
@@ -96,12 +160,14 @@ func finishedPod(name string) *corev1.Pod {
 	return p
 }
 
-func annotated[T client.Object](obj T, key string) T {
+func annotated[T client.Object](obj T, key string) T { return annotatedWith(obj, key, "true") }
+
+func annotatedWith[T client.Object](obj T, key, value string) T {
 	a := obj.GetAnnotations()
 	if a == nil {
 		a = map[string]string{}
 	}
-	a[key] = "true"
+	a[key] = value
 	obj.SetAnnotations(a)
 	return obj
 }
@@ -116,6 +182,12 @@ func marked(sn *scheduler.StateNode) *scheduler.StateNode {
 	return sn
 }
 
+func drifted(sn *scheduler.StateNode) *scheduler.StateNode {
+	sn.NodeClaim.Status.Conditions = append(sn.NodeClaim.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionDrifted,
+		Status: metav1.ConditionTrue, Reason: "NodePoolDrifted", LastTransitionTime: metav1.NewTime(epoch)})
+	return sn
+}
+
 func nodes(n int, poolName string) []*scheduler.StateNode {
 	out := make([]*scheduler.StateNode, n)
 	for i := range out {
@@ -124,15 +196,38 @@ func nodes(n int, poolName string) []*scheduler.StateNode {
 	return out
 }
 
-// commanded renders a decision's commands as "Reason[node node]".
+// round is a Round over the nodes and pools at now, every pool offering
+// types (catalogue when nil).
+func round(now time.Time, pools []*v1alpha1.NodePool, types []*cloudprovider.InstanceType, sns ...*scheduler.StateNode) disruption.Round {
+	if types == nil {
+		types = catalogue()
+	}
+	byPool := map[string][]*cloudprovider.InstanceType{}
+	for _, p := range pools {
+		byPool[p.Name] = types
+	}
+	snap := &scheduler.Snapshot{Nodes: sns, NodePools: pools, InstanceTypes: byPool}
+	return disruption.Round{Snapshot: snap, Now: now, Pools: disruption.DefaultedPools(pools)}
+}
+
+// decide runs one round of m.
+func decide(t *testing.T, m disruption.Method, r disruption.Round) disruption.Decision {
+	t.Helper()
+	d, err := disruption.Decide(context.Background(), m, r, disruption.NewCandidates(&r))
+	fatalIf(t, err)
+	return d
+}
+
+// commanded renders a decision's commands as "Reason[node node]", with
+// "+type" per replacement.
 func commanded(d disruption.Decision) []string {
 	var out []string
 	for _, cmd := range d.Commands {
-		var names []string
-		for _, c := range cmd.Candidates {
-			names = append(names, c.Name())
+		s := cmd.Reason + "[" + strings.Join(cmd.Names(), " ") + "]"
+		for _, r := range cmd.Replacements {
+			s += "+" + r.InstanceTypes[0].Name
 		}
-		out = append(out, cmd.Reason+"["+strings.Join(names, " ")+"]")
+		out = append(out, s)
 	}
 	return out
 }
@@ -142,6 +237,15 @@ func blockedNames(d disruption.Decision) []string {
 	var out []string
 	for _, b := range d.Blocked {
 		out = append(out, b.Candidate.Name()+": "+b.Why)
+	}
+	return out
+}
+
+// blockedKinds renders a decision's blocked candidates as "node: kind".
+func blockedKinds(d disruption.Decision) []string {
+	var out []string
+	for _, b := range d.Blocked {
+		out = append(out, b.Candidate.Name()+": "+b.Kind)
 	}
 	return out
 }
@@ -175,6 +279,19 @@ func (r *recorder) take() []string {
 		out = append(out, e.Kind+"/"+e.Name+" "+e.Reason)
 	}
 	r.events = nil
+	return out
+}
+
+// notes returns the notes of the events recorded so far with the reason.
+func (r *recorder) notes(reason string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.events {
+		if e.Reason == reason {
+			out = append(out, e.Kind+"/"+e.Name+": "+e.Note)
+		}
+	}
 	return out
 }
 

@@ -1,181 +1,147 @@
 // Package disruption removes nodes Stowage no longer needs, or must replace,
-// without losing workloads. A Method (emptiness first; drift, expiration and
-// consolidation later) is a pure decider: given a snapshot of the cluster
-// state, the clock and the pools' disruption budgets, it returns Commands.
-// The Controller runs the methods in order every Interval and executes the
-// Commands of the first method that returns any: it marks the nodes for
-// deletion in the cluster state and deletes their NodeClaims, after which
-// the termination controller drains and terminates them.
+// without losing workloads. A Method (drift, emptiness, multi-node and
+// single-node consolidation, in that order) is a pure decider: given a Round
+// (a snapshot of the cluster state, the clock, the pools' disruption
+// budgets) it returns Commands as data. The Controller runs the methods in
+// order every Interval; the first method that returns commands wins the
+// round. Consolidation commands are validated again after a delay, then the
+// queue executes every command: it launches the replacements, waits until
+// they are Initialized, and only then deletes the candidates' NodeClaims,
+// after which the termination controller drains and terminates them.
+//
+// Expiration is not a Method: like Karpenter v1, it is forceful and not
+// budgeted, and lives in controller/nodeclaim/expiration. docs/guides/disruption.md
+// describes the whole design.
 package disruption
 
 import (
-	"cmp"
 	"context"
-	"slices"
-	"strings"
+	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
+	policyv1 "k8s.io/api/policy/v1"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
-	"github.com/stowage-dev/stowage/controller/termination"
 )
 
 // Method is one way of disrupting nodes.
 //
-// A round asks ShouldDisrupt about every candidate, blocked ones included,
-// then calls ComputeCommands once with those it accepted that are not
-// blocked, even when there are none: a method that keeps memory across
-// rounds (Emptiness remembers since when each node is empty) may forget the
-// nodes it was not asked about. Methods are not safe for concurrent use; the
-// Controller runs one round at a time.
+// A round asks ShouldDisrupt about every candidate, blocked ones included, so
+// that blocked candidates can be reported, then calls ComputeCommands once
+// with those it accepted that are neither blocked nor waiting. Both are pure:
+// a method keeps no memory between rounds, and what it decides depends only on
+// the Round and the candidates, so that the same input gives the same
+// Commands in the same order, and a new leader decides as the old one would.
+// Methods are not safe for concurrent use; the Controller runs one round at a
+// time.
 type Method interface {
-	// Name identifies the method in logs and metrics, e.g. "emptiness".
+	// Name identifies the method in logs, metrics and events, e.g. "emptiness".
 	Name() string
 	// Reason is the disruption reason the method acts for, as budgets name
 	// it (v1alpha1.DisruptionReasonEmpty, ...).
 	Reason() string
 	// ShouldDisrupt reports whether the method would act on the candidate
 	// were nothing to block it.
-	ShouldDisrupt(c *Candidate) bool
+	ShouldDisrupt(r *Round, c *Candidate) bool
 	// ComputeCommands picks, among candidates the method accepted, what to
-	// do now without exceeding budgets. It must be deterministic: the same
-	// candidates and budgets give the same Commands in the same order. An
-	// error means the method could not decide; nothing is executed.
-	ComputeCommands(ctx context.Context, budgets Budgets, candidates []*Candidate) ([]Command, error)
-	// Waiting reports whether the method carries candidates from round to
-	// round (a node waiting out consolidateAfter): while it does, every round
-	// runs, even on an unchanged cluster state.
-	Waiting() bool
+	// do now without exceeding r.Budgets. An error means the method could not
+	// decide; nothing is executed.
+	ComputeCommands(ctx context.Context, r *Round, candidates []*Candidate) (Result, error)
 }
 
-// Candidate is a node Stowage manages that a method may disrupt: it has a
-// NodeClaim that is Ready and a Node that is Ready, it is not being deleted,
-// and its NodePool exists.
-type Candidate struct {
-	*scheduler.StateNode
-	// NodePool is the node's pool, with the defaults applied.
-	NodePool *v1alpha1.NodePool
-	// ReschedulablePods are the pods that would need a new home: every pod
-	// but DaemonSet pods, mirror pods, and pods that are finished or being
-	// deleted.
-	ReschedulablePods []*corev1.Pod
-	// BlockedBy says why the node must not be disrupted voluntarily, e.g. a
-	// do-not-disrupt pod; empty when it may be.
-	BlockedBy string
+// Waiter is a Method whose candidates wait before they are acted on (the
+// pool's consolidateAfter).
+type Waiter interface {
+	// EligibleAt is when the method may act on the candidate it wants.
+	EligibleAt(r *Round, c *Candidate) time.Time
+}
+
+// Blocker is a Method with blockers of its own beyond those every method
+// shares (a consolidation's churn guard).
+type Blocker interface {
+	// Blocks returns why the method must leave the candidate alone now, or a
+	// zero Block.
+	Blocks(r *Round, c *Candidate) Block
+}
+
+// Validator is a Method whose commands are checked again after a delay,
+// before anything is done: the consolidation methods, whose savings depend on
+// pods and prices that move.
+type Validator interface {
+	// Validate re-checks cmd, whose Candidates are as r sees them now: it
+	// returns the command to execute (its replacement re-simulated), or
+	// false when the world changed so that the command no longer holds.
+	Validate(ctx context.Context, r *Round, cmd Command) (Command, bool)
+}
+
+// Result is what ComputeCommands decided.
+type Result struct {
+	// Commands are what to do, in order.
+	Commands []Command
+	// Blocked are candidates the method wanted but found it could not
+	// disrupt (their pods fit nowhere).
+	Blocked []Blocked
+}
+
+// Round is everything a method decides on.
+type Round struct {
+	// Snapshot is the cluster state, with the pools' instance types.
+	Snapshot *scheduler.Snapshot
+	// Now is the round's instant on the controller's clock.
+	Now time.Time
+	// Pools are the NodePools by name, defaults applied.
+	Pools map[string]*v1alpha1.NodePool
+	// Budgets are, for the method being asked, each pool's remaining budget.
+	Budgets Budgets
+	// PDBs are the cluster's PodDisruptionBudgets.
+	PDBs []*policyv1.PodDisruptionBudget
+	// Busy names the nodes of commands the controller has not finished:
+	// they are no candidates, and count against their pools' budgets.
+	Busy map[string]bool
+	// Cooling is node name -> until when consolidation leaves it alone: a
+	// command for it rolled back.
+	Cooling map[string]time.Time
+	// memo, when set, keeps what the round's simulations share.
+	memo *memo
 }
 
 // Command is what a method decided to do.
 type Command struct {
+	// ID names the command in logs and events; the Controller sets it.
+	ID string
+	// Method is the deciding method's name.
+	Method string
 	// Reason is the method's disruption reason.
 	Reason string
 	// Candidates are the nodes whose NodeClaims are deleted, in order.
 	Candidates []*Candidate
+	// Replacements are launched, and must be Initialized, before any
+	// candidate is deleted.
+	Replacements []*scheduler.NewNodeClaim
+	// Savings is the candidates' price per hour less the replacements', in
+	// dollars; 0 for a method that renews nodes rather than saving (drift).
+	Savings float64
 }
 
-// NewCandidates returns the candidates among nodes, sorted by name. pools is
-// NodePool name -> pool with the defaults applied. A node chosen for pending
-// pods (Nominated) is not a candidate: it is about to take them.
-func NewCandidates(nodes []*scheduler.StateNode, pools map[string]*v1alpha1.NodePool) []*Candidate {
-	var out []*Candidate
-	for _, sn := range nodes {
-		if !managed(sn) || !initialized(sn) || !nodeReady(sn.Node) || sn.MarkedForDeletion || sn.Nominated {
-			continue
-		}
-		pool, ok := pools[sn.NodeClaim.Labels[v1alpha1.LabelNodePool]]
-		if !ok {
-			continue
-		}
-		c := &Candidate{StateNode: sn, NodePool: pool, BlockedBy: blockedBy(sn)}
-		for _, p := range sn.Pods {
-			if reschedulable(p) {
-				c.ReschedulablePods = append(c.ReschedulablePods, p)
-			}
-		}
-		out = append(out, c)
+// Action is "delete" for a command without replacements, "replace" otherwise.
+func (c Command) Action() string {
+	if len(c.Replacements) == 0 {
+		return ActionDelete
 	}
-	slices.SortFunc(out, func(a, b *Candidate) int { return strings.Compare(a.Name(), b.Name()) })
-	return out
+	return ActionReplace
 }
 
-// DefaultedPools returns the pools by name, each a copy with its defaults
-// applied, as the API server would have stored them: a pool built in memory
-// (by the simulator, or a test) then behaves as one read from the cluster.
-func DefaultedPools(pools []*v1alpha1.NodePool) map[string]*v1alpha1.NodePool {
-	out := make(map[string]*v1alpha1.NodePool, len(pools))
-	for _, p := range pools {
-		d := p.DeepCopy()
-		d.SetDefaults()
-		out[d.Name] = d
+// Actions a command takes.
+const (
+	ActionDelete  = "delete"
+	ActionReplace = "replace"
+)
+
+// Names returns the candidates' node names.
+func (c Command) Names() []string {
+	out := make([]string, len(c.Candidates))
+	for i, cand := range c.Candidates {
+		out[i] = cand.Name()
 	}
 	return out
-}
-
-// managed: Stowage launched the node (it has a NodeClaim) and it registered.
-func managed(sn *scheduler.StateNode) bool { return sn.NodeClaim != nil && sn.Node != nil }
-
-// initialized: the claim is Ready, so the node has taken pods. A node still
-// launching or initializing is neither a candidate nor counted by budgets.
-func initialized(sn *scheduler.StateNode) bool {
-	return meta.IsStatusConditionTrue(sn.NodeClaim.Status.Conditions, v1alpha1.ConditionReady)
-}
-
-func nodeReady(node *corev1.Node) bool {
-	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// blockedBy returns why the node must not be disrupted: the node or one of
-// its pods asks not to be, through Stowage's annotation or Karpenter's.
-func blockedBy(sn *scheduler.StateNode) string {
-	if doNotDisrupt(sn.Node.Annotations) {
-		return "node " + sn.Node.Name + " is annotated do-not-disrupt"
-	}
-	for _, p := range sn.Pods {
-		if termination.DoNotDisrupt(p) && !finished(p) {
-			return "pod " + p.Namespace + "/" + p.Name + " is annotated do-not-disrupt"
-		}
-	}
-	return ""
-}
-
-func doNotDisrupt(annotations map[string]string) bool {
-	return annotations[v1alpha1.AnnotationDoNotDisrupt] == "true" ||
-		annotations[v1alpha1.AnnotationKarpenterDoNotDisrupt] == "true"
-}
-
-// reschedulable: the pod would have to run elsewhere were the node removed.
-func reschedulable(p *corev1.Pod) bool {
-	return !finished(p) && p.DeletionTimestamp == nil && !ownedByDaemonSet(p) && !isMirror(p)
-}
-
-func finished(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-}
-
-func isMirror(p *corev1.Pod) bool {
-	_, ok := p.Annotations[corev1.MirrorPodAnnotationKey]
-	return ok
-}
-
-func ownedByDaemonSet(p *corev1.Pod) bool {
-	for _, ref := range p.OwnerReferences {
-		if ref.Kind == "DaemonSet" && ref.Controller != nil && *ref.Controller {
-			return true
-		}
-	}
-	return false
-}
-
-// byAge orders candidates oldest NodeClaim first, then by name.
-func byAge(a, b *Candidate) int {
-	return cmp.Or(
-		a.NodeClaim.CreationTimestamp.Time.Compare(b.NodeClaim.CreationTimestamp.Time),
-		strings.Compare(a.Name(), b.Name()),
-	)
 }

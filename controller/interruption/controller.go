@@ -6,13 +6,17 @@
 // mark so that the Node is replaced before the deadline.
 //
 // For every kind but a rebalance recommendation it deletes the Node's
-// NodeClaim, once; the termination controller then drains the Node through
-// the Eviction API and terminates the instance, and the provisioner replaces
-// the capacity. A spot or capacity reservation interruption also tells the
-// cloud that the offering is short. A rebalance recommendation only gets an
-// event and a metric unless Options.ReplaceOnRebalance is set. A Node no
-// NodeClaim owns is reported and left alone. docs/guides/interruption.md describes
-// the contract with the Lambda.
+// NodeClaim, once. The replacement comes before the eviction: the provisioner
+// counts the pods of a node being deleted as pending and launches their new
+// capacity at once, and the termination controller holds the drain until that
+// capacity is Ready, or until the mark's deadline less the pods' termination
+// grace, whichever comes first; it then drains the Node through the Eviction
+// API and terminates the instance. A spot or capacity reservation
+// interruption also tells the cloud that the offering is short. A rebalance
+// recommendation only gets an event and a metric unless
+// Options.ReplaceOnRebalance is set. A Node no NodeClaim owns is reported and
+// left alone. docs/guides/interruption.md describes the contract with the
+// Lambda.
 package interruption
 
 import (

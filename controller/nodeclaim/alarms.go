@@ -2,6 +2,8 @@ package nodeclaim
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,6 +61,36 @@ func (a *Alarms) Set(req reconcile.Request, at time.Time) {
 	if a.queue != nil {
 		a.arm(req, at)
 	}
+}
+
+// Next returns the earliest pending alarm; ok is false when there is none.
+// With Due it lets a caller that drives reconciles itself (the simulator,
+// which never starts the source) deliver alarms on its own clock.
+func (a *Alarms) Next() (at time.Time, ok bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, t := range a.pending {
+		if !ok || t.Before(at) {
+			at, ok = t, true
+		}
+	}
+	return at, ok
+}
+
+// Due removes and returns the requests whose alarm is due at now. It is for
+// a source that was never started: once started, alarms go to its queue.
+func (a *Alarms) Due(now time.Time) []reconcile.Request {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []reconcile.Request
+	for req, at := range a.pending {
+		if !at.After(now) {
+			out = append(out, req)
+			delete(a.pending, req)
+		}
+	}
+	slices.SortFunc(out, func(x, y reconcile.Request) int { return strings.Compare(x.String(), y.String()) })
+	return out
 }
 
 // Pending returns how many requests have an alarm that has not fired.

@@ -76,3 +76,26 @@ func TestEarlierAlarmWinsAndDueAlarmFiresAtOnce(t *testing.T) {
 		t.Errorf("%d alarms pending after the earliest fired, want 0", alarms.Pending())
 	}
 }
+
+// An unstarted source is driven by its caller: Next says when, Due delivers.
+func TestAlarmsDrivenByTheCaller(t *testing.T) {
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	alarms := nodeclaim.NewAlarms(clocktesting.NewFakeClock(start))
+	if _, ok := alarms.Next(); ok {
+		t.Fatal("an alarm without any set")
+	}
+	alarms.Set(request("b"), start.Add(2*time.Minute))
+	alarms.Set(request("a"), start.Add(time.Minute))
+	if at, ok := alarms.Next(); !ok || !at.Equal(start.Add(time.Minute)) {
+		t.Fatalf("next alarm %v %v, want in a minute", at, ok)
+	}
+	if got := alarms.Due(start.Add(59 * time.Second)); len(got) != 0 {
+		t.Fatalf("due early: %v", got)
+	}
+	if got := alarms.Due(start.Add(2 * time.Minute)); len(got) != 2 || got[0] != request("a") || got[1] != request("b") {
+		t.Fatalf("due %v, want a then b", got)
+	}
+	if alarms.Pending() != 0 {
+		t.Errorf("%d alarms pending after delivery, want 0", alarms.Pending())
+	}
+}

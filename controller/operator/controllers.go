@@ -17,6 +17,8 @@ import (
 	cpmetrics "github.com/stowage-dev/stowage/controller/cloudprovider/metrics"
 	"github.com/stowage-dev/stowage/controller/disruption"
 	"github.com/stowage-dev/stowage/controller/interruption"
+	"github.com/stowage-dev/stowage/controller/nodeclaim/drift"
+	"github.com/stowage-dev/stowage/controller/nodeclaim/expiration"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/lifecycle"
 	"github.com/stowage-dev/stowage/controller/nodeclass"
@@ -73,8 +75,8 @@ var cloudMetrics = sync.OnceValue(func() *cpmetrics.Metrics { return cpmetrics.N
 
 // New builds the manager from validated options, the cloud provider through
 // newCloud, and registers the cluster state informers and the provisioning,
-// NodeClaim lifecycle, termination, garbage collection, interruption,
-// disruption and NodePool status controllers, and the NodeClass status
+// NodeClaim lifecycle, drift, expiration, termination, garbage collection,
+// interruption, disruption and NodePool status controllers, and the NodeClass status
 // controller when the provider is a nodeclass.Resolver. When
 // the provider has background work (it is a manager.Runnable, as the AWS
 // provider's catalogue refresh is) the manager runs it on the leader.
@@ -131,23 +133,26 @@ func (op *Operator) register(ctx context.Context, o *options.Options, s settings
 	}
 	batcher := provisioning.NewBatcher(clk, provisioning.BatcherOptions{IdleDuration: o.BatchIdle, MaxDuration: o.BatchMax})
 	recorder := provisioning.KubeRecorder{Recorder: mgr.GetEventRecorder("provisioning")}
+	// One set of solve options for the provisioner and every simulation
+	// disruption runs, so that both answer "where would these pods go" alike.
+	solve := scheduler.Options{Preferences: o.Preferences, NoKarpenterLabels: !o.KarpenterLabels}
 	provisionerOpts := []provisioning.Option{provisioning.WithLogger(log.Named("provisioning")), provisioning.WithClock(clk),
-		provisioning.WithSolveOptions(scheduler.Options{Preferences: o.Preferences, NoKarpenterLabels: !o.KarpenterLabels})}
+		provisioning.WithSolveOptions(solve)}
 	if o.DryRun {
 		provisionerOpts = append(provisionerOpts, provisioning.WithDryRun())
 	}
 	provisioner := provisioning.NewProvisioner(op.Cluster, op.Cloud, provisioning.ClientWriter{Client: kube}, recorder, s.newID, provisionerOpts...)
-	var disruptionWriter disruption.ClusterWriter = disruption.ClientWriter{Client: kube}
-	if o.DryRun {
-		disruptionWriter = disruption.DryRunWriter{}
-	}
 	controllers := []namedRegistrar{
 		{"provisioning", provisioning.NewController(kube, op.Cluster, batcher, provisioner, log.Named("provisioning"))},
 		{lifecycle.Name, lifecycle.New(clk, kube, op.Cloud, lifecycle.Options{Logger: log})},
-		{termination.Name, termination.New(clk, kube, op.Cloud, termination.Options{Logger: log})},
+		{termination.Name, termination.New(clk, kube, op.Cloud, termination.Options{Logger: log,
+			Homes: disruption.NewHomes(clk, op.Cluster, solve)})},
 		{garbagecollection.Name, garbagecollection.New(clk, kube, op.Cloud, garbagecollection.Options{Logger: log})},
 		{interruption.Name, interruption.New(clk, kube, marker, interruption.Options{Logger: log})},
-		{"disruption", disruption.New(clk, op.Cluster, disruptionWriter, disruption.Options{Logger: log})},
+		{drift.Name, drift.New(clk, kube, op.Cloud, drift.Options{Logger: log})},
+		{expiration.Name, expiration.New(clk, kube, expiration.Options{Logger: log})},
+		{disruption.Name, disruption.New(clk, op.Cluster, op.Cloud, disruption.ClientWriter{Client: kube},
+			disruptionOptions(o, solve, batcher.Trigger, log))},
 		{nodepool.Name, nodepool.New(clk, kube, nodepool.Options{Logger: log})},
 	}
 	if resolver != nil {
@@ -162,6 +167,20 @@ func (op *Operator) register(ctx context.Context, o *options.Options, s settings
 		}
 	}
 	return nil
+}
+
+// disruptionOptions are the disruption controller's settings from the flags:
+// it simulates with the provisioner's solve options, and wakes the
+// provisioner when it deletes NodeClaims, so that their pods' new capacity
+// is launched at once.
+func disruptionOptions(o *options.Options, solve scheduler.Options, onRemove func(), log hclog.Logger) disruption.Options {
+	share := o.ConsolidationMinSavings
+	if share == 0 {
+		share = -1 // any saving: the disruption package reads 0 as its default
+	}
+	return disruption.Options{Logger: log, OnRemove: onRemove, Consolidation: disruption.ConsolidationOptions{
+		Solve: solve, SpotToSpot: o.SpotToSpotConsolidation, MinSavingsShare: share, RecentWindow: o.ConsolidationRecentWindow,
+	}, DryRun: o.DryRun}
 }
 
 // Start runs the manager, and with it every controller, until ctx ends.
@@ -185,12 +204,12 @@ func newRand() *rand.Rand {
 }
 
 // observers keeps, for a dry run, the controllers that decide and report:
-// provisioning and disruption (with writers that act on nothing), and the
+// provisioning and disruption (deciding, acting on nothing), and the
 // NodePool and NodeClass status. The NodeClaim lifecycle, termination,
 // garbage collection and interruption controllers act on nodes Stowage
 // would own, and are left out.
 func observers(all []namedRegistrar) []namedRegistrar {
-	keep := map[string]bool{"provisioning": true, "disruption": true, nodepool.Name: true, nodeclass.Name: true}
+	keep := map[string]bool{"provisioning": true, disruption.Name: true, nodepool.Name: true, nodeclass.Name: true}
 	out := all[:0]
 	for _, c := range all {
 		if keep[c.name] {

@@ -46,6 +46,14 @@ type Options struct {
 	// Preferences is how the solver treats soft constraints; the disruption
 	// simulation and the Terraform plan data source read the same setting.
 	Preferences scheduler.PreferencePolicy
+	// SpotToSpotConsolidation lets consolidation replace spot nodes with
+	// cheaper spot nodes (off, as in Karpenter; see docs/guides/disruption.md).
+	SpotToSpotConsolidation bool
+	// ConsolidationMinSavings is the share of a node's price a replacement
+	// must save; ConsolidationRecentWindow how long a node a disruption
+	// launched is left alone.
+	ConsolidationMinSavings   float64
+	ConsolidationRecentWindow time.Duration
 
 	LogLevel  string
 	LogFormat string
@@ -116,9 +124,12 @@ func defaults() *Options {
 		KubeAPIQPS:         200,
 		KubeAPIBurst:       300,
 		Preferences:        scheduler.DefaultPreferencePolicy,
-		LogLevel:           "info",
-		LogFormat:          "json",
 		KarpenterLabels:    true,
+		// Mirror disruption.DefaultMinSavingsShare and DefaultRecentWindow.
+		ConsolidationMinSavings:   0.15,
+		ConsolidationRecentWindow: 30 * time.Minute,
+		LogLevel:                  "info",
+		LogFormat:                 "json",
 	}
 }
 
@@ -139,6 +150,9 @@ func (o *Options) specs() []flagSpec {
 		{"leader-election-retry-period", "LEADER_ELECTION_RETRY_PERIOD", "how often candidates try to acquire the lease", (*durationValue)(&o.RetryPeriod)},
 		{"batch-idle-duration", "BATCH_IDLE_DURATION", "close a provisioning batch after this long without a new pod", (*durationValue)(&o.BatchIdle)},
 		{"batch-max-duration", "BATCH_MAX_DURATION", "close a provisioning batch after this long at most", (*durationValue)(&o.BatchMax)},
+		{"spot-to-spot-consolidation", "SPOT_TO_SPOT_CONSOLIDATION", "let consolidation replace spot nodes with cheaper spot nodes (needs 15 cheaper spot types)", (*boolValue)(&o.SpotToSpotConsolidation)},
+		{"consolidation-min-savings", "CONSOLIDATION_MIN_SAVINGS", "share of a node's price a replacement must save, 0 to 1", (*floatValue)(&o.ConsolidationMinSavings)},
+		{"consolidation-recent-window", "CONSOLIDATION_RECENT_WINDOW", "how long a node launched by a disruption is not consolidated", (*durationValue)(&o.ConsolidationRecentWindow)},
 		{"kube-client-qps", "KUBE_CLIENT_QPS", "API server requests per second", (*floatValue)(&o.KubeAPIQPS)},
 		{"kube-client-burst", "KUBE_CLIENT_BURST", "API server request burst", (*intValue)(&o.KubeAPIBurst)},
 		{"preferences", "PREFERENCE_POLICY", PreferencesUsage, &o.Preferences},
@@ -199,6 +213,12 @@ func (o *Options) Validate() error {
 	}
 	if _, err := scheduler.ParsePreferencePolicy(string(o.Preferences)); err != nil {
 		bad("preferences", "%v", err)
+	}
+	if o.ConsolidationMinSavings < 0 || o.ConsolidationMinSavings >= 1 {
+		bad("consolidation-min-savings", "%g is not a share: use a number from 0 (any saving) to below 1, e.g. 0.15", o.ConsolidationMinSavings)
+	}
+	if o.ConsolidationRecentWindow <= 0 {
+		bad("consolidation-recent-window", "must be positive, e.g. 30m")
 	}
 	switch strings.ToLower(o.LogLevel) {
 	case "trace", "debug", "info", "warn", "error":

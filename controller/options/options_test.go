@@ -53,6 +53,7 @@ func TestParseErrorsNameTheFlag(t *testing.T) {
 		{"bad log level", []string{"--cluster-name=c", "--log-level=loud"}, nil, []string{"--log-level", "debug"}},
 		{"bad metrics address", []string{"--cluster-name=c", "--metrics-bind-address=8080"}, nil, []string{"--metrics-bind-address", ":8080"}},
 		{"burst below qps", []string{"--cluster-name=c", "--kube-client-qps=50", "--kube-client-burst=10"}, nil, []string{"--kube-client-burst"}},
+		{"savings share of 1 or more", []string{"--cluster-name=c", "--consolidation-min-savings=1.5"}, nil, []string{"--consolidation-min-savings", "0.15"}},
 		{"positional argument", []string{"--cluster-name=c", "extra"}, nil, []string{"extra"}},
 	}
 	for _, tc := range cases {

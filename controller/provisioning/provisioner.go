@@ -116,7 +116,7 @@ func (p *Provisioner) Provision(ctx context.Context) (*Batch, error) {
 		return nil, ErrNotSynced
 	}
 	StateSynced.Set(1)
-	b := &Batch{Pods: p.provisionablePods()}
+	b := &Batch{Pods: append(p.provisionablePods(), p.leavingPods()...)}
 	if len(b.Pods) == 0 {
 		return b, nil
 	}
@@ -152,6 +152,36 @@ func (p *Provisioner) provisionablePods() []*corev1.Pod {
 	return slices.DeleteFunc(p.cluster.PendingPods(), func(pod *corev1.Pod) bool {
 		return !provisionable(pod) || p.cluster.IsNominated(pod)
 	})
+}
+
+// leavingPods returns the pods still running on nodes being deleted (their
+// NodeClaim or Node is: an expiry, an interruption, a disruption command, a
+// user), as pending copies: they count as pending, so that their new
+// capacity is launched when the deletion starts, not after the drain evicts
+// them, and they are nominated to it, which keeps it from looking idle. A
+// copy keeps the pod's name, so a nomination is the pod's. A node a
+// disruption command has only marked is left out: the command launches its
+// replacement itself, and takes the mark back if that fails.
+func (p *Provisioner) leavingPods() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, sn := range p.cluster.Snapshot(nil, nil).Nodes {
+		if sn.Node == nil || sn.Node.DeletionTimestamp == nil && (sn.NodeClaim == nil || sn.NodeClaim.DeletionTimestamp == nil) {
+			continue
+		}
+		for _, pod := range sn.Pods {
+			if pod.Spec.NodeName != sn.Node.Name || pod.DeletionTimestamp != nil || ownedByDaemonSet(pod) ||
+				pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			if _, mirror := pod.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
+				continue
+			}
+			moving := *pod
+			moving.Spec.NodeName = ""
+			out = append(out, &moving)
+		}
+	}
+	return out
 }
 
 // provisionable reports whether kube-scheduler has found no node for pod: it
@@ -266,8 +296,9 @@ func (p *Provisioner) create(ctx context.Context, claim *v1alpha1.NodeClaim) (*v
 }
 
 // NodeClaimFor is the NodeClaim (without a name) that launches nc from pool:
-// the pool template's labels, taints and node class, the decision's
-// requirements (instance types included) and resource requests.
+// the pool template's labels, annotations, taints and node class, the
+// decision's requirements (instance types included) and resource requests,
+// and the pool's hash (v1alpha1.NodePoolHash) for drift.
 func NodeClaimFor(nc *scheduler.NewNodeClaim, pool *v1alpha1.NodePool) *v1alpha1.NodeClaim {
 	tmpl := pool.Spec.Template.DeepCopy()
 	labels := maps.Clone(tmpl.ObjectMeta.Labels)
@@ -275,8 +306,16 @@ func NodeClaimFor(nc *scheduler.NewNodeClaim, pool *v1alpha1.NodePool) *v1alpha1
 		labels = map[string]string{}
 	}
 	labels[v1alpha1.LabelNodePool] = pool.Name
+	annotations := maps.Clone(tmpl.ObjectMeta.Annotations)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	// The pool's template digest at launch: the drift controller compares it
+	// with the pool's current one, as the Terraform provider's plan does.
+	annotations[v1alpha1.AnnotationNodePoolHash] = v1alpha1.NodePoolHash(pool)
+	annotations[v1alpha1.AnnotationHashVersion] = v1alpha1.HashVersion
 	claim := &v1alpha1.NodeClaim{
-		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: tmpl.ObjectMeta.Annotations},
+		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
 		Spec: v1alpha1.NodeClaimSpec{
 			Taints:                 tmpl.Spec.Taints,
 			StartupTaints:          tmpl.Spec.StartupTaints,

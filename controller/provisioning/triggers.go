@@ -20,9 +20,10 @@ import (
 //   - a pod kube-scheduler marks (or re-marks) Unschedulable and that no
 //     live nomination covers;
 //   - a NodePool created or changed: pods no pool could take may fit now;
-//   - a NodeClaim gone: the pods nominated to it need capacity again (a claim
-//     deleted for a shortage, for one, so that the next batch picks another
-//     offering or pool);
+//   - a NodeClaim being deleted or gone: its node's pods, and the pods
+//     nominated to it, need capacity again (a claim deleted for a shortage,
+//     for one, so that the next batch picks another offering or pool; a
+//     node disrupted, whose pods count as pending from then on);
 //   - a nomination lapsing (see state.NominationGrace): kube-scheduler did
 //     not bind the pod where the plan said, and will not touch it again by
 //     itself until the cluster changes.
@@ -63,7 +64,7 @@ func (t *Triggers) Observe(obj client.Object, gone bool) {
 			t.batcher.Trigger()
 		}
 	case *v1alpha1.NodeClaim:
-		if gone {
+		if gone || o.DeletionTimestamp != nil {
 			t.batcher.Trigger()
 		}
 		t.markRecheck()

@@ -23,6 +23,7 @@ type systemResult struct {
 	fallbacks            []report.Fallback
 	interruptions        []report.Interruption
 	consolidations       []report.Consolidation
+	blocked              []report.Blocked
 	// open interruptions, by index, whose pods have not all run again
 	openInterruptions []int
 	// actions the autoscaler reported (warnings, scale-ups, backoffs), for the log.
@@ -60,7 +61,8 @@ func (r *systemResult) addSample(s report.Sample) {
 // system renders the result in the report's model.
 func (r *systemResult) system() report.System {
 	s := report.System{Name: r.name, Series: r.series, TotalCost: r.cost, NodesLaunched: r.launched,
-		NodesTerminated: r.terminated, Fallbacks: r.fallbacks, Interruptions: r.interruptions, Consolidations: r.consolidations}
+		NodesTerminated: r.terminated, Fallbacks: r.fallbacks, Interruptions: r.interruptions, Consolidations: r.consolidations,
+		Blocked: r.blocked}
 	tiers := slices.Concat(sortedKeys(r.toRunning), sortedKeys(r.neverRan))
 	slices.Sort(tiers)
 	for _, tier := range slices.Compact(tiers) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -23,11 +22,12 @@ import (
 	"github.com/stowage-dev/stowage/controller/disruption"
 	"github.com/stowage-dev/stowage/controller/interruption"
 	"github.com/stowage-dev/stowage/controller/nodeclaim"
+	"github.com/stowage-dev/stowage/controller/nodeclaim/drift"
+	"github.com/stowage-dev/stowage/controller/nodeclaim/expiration"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/lifecycle"
 	"github.com/stowage-dev/stowage/controller/provisioning"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
-	"github.com/stowage-dev/stowage/controller/simulate/report"
 	"github.com/stowage-dev/stowage/controller/termination"
 )
 
@@ -43,6 +43,8 @@ const (
 	terminationCtl
 	nodeTerminationCtl
 	interruptionCtl
+	driftCtl
+	expirationCtl
 )
 
 type dueKey struct {
@@ -51,8 +53,9 @@ type dueKey struct {
 }
 
 // stowageSystem is Stowage's controllers (provisioning, NodeClaim lifecycle,
-// termination, garbage collection) as `stowage run` wires them, with the real
-// AWS cloud provider talking to the emulator, driven on the virtual clock.
+// drift and expiration, termination, garbage collection, interruption,
+// disruption) as `stowage run` wires them, with the real AWS cloud provider
+// talking to the emulator, driven on the virtual clock.
 type stowageSystem struct {
 	w           *world
 	cloud       *recordingCloud
@@ -62,7 +65,10 @@ type stowageSystem struct {
 	reconcilers map[reconciler]reconcile.Reconciler
 	gc          *garbagecollection.Controller
 	disruption  *disruption.Controller
-	lambda      *interruptionLambda
+	// expiry are the expiration controller's alarms, delivered by the
+	// simulator since it never starts them as a source.
+	expiry *nodeclaim.Alarms
+	lambda *interruptionLambda
 	// due reconciles and when they are due
 	due map[dueKey]time.Time
 	// claims not Ready or being deleted, which the sweep wakes
@@ -78,21 +84,29 @@ func newStowageSystem(w *world) *stowageSystem {
 	moves := newPoolMoves(w)
 	sys.cloud = &recordingCloud{CloudProvider: aws, w: w, claims: map[string]string{}, moves: moves}
 	recorder := &eventLog{w: w, moves: moves}
+	// One set of solve options for the provisioner and disruption, as `stowage run` has.
+	solve := scheduler.Options{Preferences: w.preferences}
 	sys.batcher = provisioning.NewBatcher(w.clk, provisioning.BatcherOptions{})
 	sys.triggers = provisioning.NewTriggers(w.clk, w.cluster, sys.batcher)
 	sys.provisioner = provisioning.NewProvisioner(w.cluster, sys.cloud, provisioning.ClientWriter{Client: w.kube}, recorder,
 		provisioning.RandomSuffix(w.rng), provisioning.WithLogger(hclog.NewNullLogger()), provisioning.WithClock(w.clk),
-		provisioning.WithCreateConcurrency(1), provisioning.WithSolveOptions(scheduler.Options{Preferences: w.preferences}))
-	term := termination.New(w.clk, w.kube, sys.cloud, termination.Options{Recorder: recorder})
+		provisioning.WithCreateConcurrency(1), provisioning.WithSolveOptions(solve))
+	term := termination.New(w.clk, w.kube, sys.cloud, termination.Options{Recorder: recorder, Homes: disruption.NewHomes(w.clk, w.cluster, solve)})
+	expiry := expiration.New(w.clk, w.kube, expiration.Options{Recorder: recorder})
+	sys.expiry = expiry.Alarms()
 	sys.reconcilers = map[reconciler]reconcile.Reconciler{
 		lifecycleCtl:       lifecycle.New(w.clk, w.kube, sys.cloud, lifecycle.Options{Recorder: recorder}),
 		terminationCtl:     term,
 		nodeTerminationCtl: term.NodeReconciler(),
 		interruptionCtl:    interruption.New(w.clk, w.kube, aws, interruption.Options{Recorder: recorder}),
+		driftCtl:           drift.New(w.clk, w.kube, sys.cloud, drift.Options{Recorder: recorder}),
+		expirationCtl:      expiry,
 	}
 	sys.lambda = newInterruptionLambda(w, func(node string) { sys.due[dueKey{interruptionCtl, node}] = w.clk.Now() })
 	sys.gc = garbagecollection.New(w.clk, w.kube, sys.cloud, garbagecollection.Options{Recorder: recorder})
-	sys.disruption = disruption.New(w.clk, w.cluster, disruption.ClientWriter{Client: w.kube}, disruption.Options{Recorder: recorder})
+	sys.disruption = disruption.New(w.clk, w.cluster, sys.cloud, disruption.ClientWriter{Client: w.kube}, disruption.Options{
+		Recorder: recorder, Observer: disruptionLog{w: w}, OnRemove: sys.batcher.Trigger, NewID: provisioning.RandomSuffix(w.rng),
+		Consolidation: disruption.ConsolidationOptions{Solve: solve}})
 	w.kube.onWrite = func(obj client.Object, gone bool) {
 		w.observe(obj, gone)
 		sys.track(obj, gone)
@@ -114,7 +128,9 @@ func (sys *stowageSystem) wake(obj client.Object) {
 	now := sys.w.clk.Now()
 	switch o := obj.(type) {
 	case *v1alpha1.NodeClaim:
-		sys.due[dueKey{lifecycleCtl, o.Name}] = now
+		for _, ctl := range []reconciler{lifecycleCtl, driftCtl, expirationCtl} {
+			sys.due[dueKey{ctl, o.Name}] = now
+		}
 		if o.DeletionTimestamp != nil {
 			sys.due[dueKey{terminationCtl, o.Name}] = now
 		}
@@ -142,6 +158,9 @@ func (sys *stowageSystem) step(ctx context.Context) error {
 			sys.batcher.Trigger()
 		}
 		sys.triggers.Provisioned()
+	}
+	for _, req := range sys.expiry.Due(now) {
+		sys.due[dueKey{expirationCtl, req.Name}] = now
 	}
 	if !now.Before(sys.nextSweep) {
 		sys.nextSweep = now.Add(sweepEvery)
@@ -254,6 +273,9 @@ func (sys *stowageSystem) next() time.Time {
 	}
 	times = slices.AppendSeq(times, maps.Values(sys.due))
 	times = append(times, sys.nextGC, sys.nextDisruption)
+	if at, ok := sys.expiry.Next(); ok {
+		times = append(times, at)
+	}
 	if len(sys.unfinished) > 0 {
 		times = append(times, sys.nextSweep)
 	}
@@ -315,10 +337,10 @@ func (l *eventLog) Publish(evs ...provisioning.Event) {
 }
 
 // Eventf keeps the controllers' warnings (launch failures, timeouts) as
-// actions, and each disruption of a NodeClaim as a consolidation.
+// actions, and books an expired NodeClaim as a disruption.
 func (l *eventLog) Eventf(regarding, _ runtime.Object, eventtype, reason, _, note string, args ...any) {
-	if claim, ok := regarding.(*v1alpha1.NodeClaim); ok && reason == disruption.ReasonDisrupting {
-		l.consolidated(claim, fmt.Sprintf(note, args...))
+	if claim, ok := regarding.(*v1alpha1.NodeClaim); ok && reason == expiration.ReasonExpired {
+		l.w.expired(claim)
 		return
 	}
 	if eventtype != corev1.EventTypeWarning {
@@ -329,21 +351,6 @@ func (l *eventLog) Eventf(regarding, _ runtime.Object, eventtype, reason, _, not
 		name = o.GetName()
 	}
 	l.w.out.actions = append(l.w.out.actions, action{l.w.elapsed(), fmt.Sprintf("%s %s: %s", reason, name, fmt.Sprintf(note, args...))})
-}
-
-// consolidated records a disrupted claim's node as removed, saving its price.
-func (l *eventLog) consolidated(claim *v1alpha1.NodeClaim, note string) {
-	in, ok := l.w.instances[nodeclaim.InstanceID(claim.Status.ProviderID)]
-	if !ok {
-		return
-	}
-	method := "consolidation"
-	if _, reason, found := strings.Cut(note, "reason "); found {
-		method, _, _ = strings.Cut(reason, ":")
-	}
-	l.w.out.consolidations = append(l.w.out.consolidations, report.Consolidation{At: l.w.clk.Now(), Method: method,
-		Removed:        []report.Instance{{Name: in.id, Offering: offer(in.instanceType, in.zone, in.capacityType)}},
-		SavingsPerHour: in.price})
 }
 
 var (

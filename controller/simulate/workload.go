@@ -84,24 +84,65 @@ func (w *world) reconcileWorkloads(ctx context.Context) error {
 				return err
 			}
 		}
-		for len(ws.live) > want {
-			if err := w.deletePod(ctx, w.newestToScaleDown(ws)); err != nil {
-				return err
+		if excess := len(ws.live) - want; excess > 0 {
+			for _, sp := range scaleDownOrder(ws.live, excess) {
+				if err := w.deletePod(ctx, sp); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return nil
 }
 
-// newestToScaleDown picks the pod a ReplicaSet removes first: an unbound one,
-// else the newest.
-func (w *world) newestToScaleDown(ws *workloadState) *simPod {
-	for i := len(ws.live) - 1; i >= 0; i-- {
-		if ws.live[i].bound.IsZero() {
-			return ws.live[i]
+// scaleDownOrder picks the n pods a ReplicaSet removes first, as
+// kube-controller-manager ranks them: unbound ones, newest first, then one
+// at a time from the node running the most pods of the workload (so that
+// scaling in spreads the removals and leaves partly filled nodes, as it does
+// in a real cluster), the newest pod of the node whose newest is newest
+// among equals. live is in creation order.
+func scaleDownOrder(live []*simPod, n int) []*simPod {
+	var out []*simPod
+	byNode := map[string][]*simPod{} // node -> its pods, oldest first
+	var nodes []string
+	for i := len(live) - 1; i >= 0 && len(out) < n; i-- {
+		if live[i].bound.IsZero() {
+			out = append(out, live[i])
 		}
 	}
-	return ws.live[len(ws.live)-1]
+	for _, sp := range live {
+		if sp.bound.IsZero() {
+			continue
+		}
+		if _, ok := byNode[sp.node]; !ok {
+			nodes = append(nodes, sp.node)
+		}
+		byNode[sp.node] = append(byNode[sp.node], sp)
+	}
+	for len(out) < n {
+		best := ""
+		for _, node := range nodes {
+			pods := byNode[node]
+			if len(pods) == 0 {
+				continue
+			}
+			if b := byNode[best]; best == "" || len(pods) > len(b) || len(pods) == len(b) && newer(pods[len(pods)-1], b[len(b)-1]) {
+				best = node
+			}
+		}
+		pods := byNode[best]
+		out = append(out, pods[len(pods)-1])
+		byNode[best] = pods[:len(pods)-1]
+	}
+	return out
+}
+
+// newer reports whether a was created after b (creation order, then key).
+func newer(a, b *simPod) bool {
+	if !a.created.Equal(b.created) {
+		return a.created.After(b.created)
+	}
+	return a.key > b.key
 }
 
 func (w *world) createPod(ctx context.Context, ws *workloadState) error {

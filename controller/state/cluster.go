@@ -50,6 +50,8 @@ type Cluster struct {
 	// pods change so that a snapshot need not scan every pod
 	bound   map[string]*boundPods
 	created map[string]time.Time // nodeclaim name -> when this process created it, until the informer shows it
+	// podEvents is node name -> when a pod last bound to it or left it.
+	podEvents map[string]time.Time
 
 	nodePools      objects[*v1alpha1.NodePool]
 	nodeClasses    objects[*v1alpha1.NodeClass]
@@ -80,7 +82,7 @@ func NewCluster(clk clock.PassiveClock) *Cluster {
 		clk: clk, claimTimeout: DefaultCreatedClaimTimeout,
 		nodes: map[string]*stateNode{}, nodeKeys: map[string]string{}, claimKeys: map[string]string{},
 		pods: objects[*corev1.Pod]{}, nominations: map[string]nomination{}, bound: map[string]*boundPods{},
-		created:   map[string]time.Time{},
+		created: map[string]time.Time{}, podEvents: map[string]time.Time{},
 		nodePools: objects[*v1alpha1.NodePool]{}, nodeClasses: objects[*v1alpha1.NodeClass]{},
 		daemonSets: objects[*appsv1.DaemonSet]{}, pdbs: objects[*policyv1.PodDisruptionBudget]{},
 		pvcs: objects[*corev1.PersistentVolumeClaim]{}, pvs: objects[*corev1.PersistentVolume]{},
@@ -117,16 +119,22 @@ func (c *Cluster) Synced(_ context.Context) bool {
 	return len(c.created) == 0
 }
 
-// UpdatePod records a pod. A bound pod loses its nomination.
+// UpdatePod records a pod. A pod that binds loses its nomination; a pod
+// already bound keeps one (the provisioner nominates the pods of a node being
+// removed to their next home).
 func (c *Cluster) UpdatePod(pod *corev1.Pod) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
 	k := key(pod)
+	old := c.pods[k]
+	c.podEvent(old, pod)
 	c.unbind(k)
 	c.pods.put(pod)
 	if pod.Spec.NodeName != "" {
-		delete(c.nominations, k)
+		if old == nil || old.Spec.NodeName != pod.Spec.NodeName {
+			delete(c.nominations, k)
+		}
 		if !isTerminal(pod) {
 			if c.bound[pod.Spec.NodeName] == nil {
 				c.bound[pod.Spec.NodeName] = &boundPods{pods: map[string]*corev1.Pod{}}
@@ -141,9 +149,33 @@ func (c *Cluster) DeletePod(pod *corev1.Pod) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
+	c.podEvent(c.pods[key(pod)], nil)
 	c.unbind(key(pod))
 	c.pods.remove(pod)
 	delete(c.nominations, key(pod))
+}
+
+// podEvent records when a pod moves from old's node to updated's (nil for
+// none), counting a finished pod on none. c.mu is held.
+func (c *Cluster) podEvent(old, updated *corev1.Pod) {
+	from, to := runsOn(old), runsOn(updated)
+	if from == to {
+		return
+	}
+	now := c.clk.Now()
+	for _, node := range []string{from, to} {
+		if node != "" {
+			c.podEvents[node] = now
+		}
+	}
+}
+
+// runsOn is the node a pod is bound to and not finished on, or "".
+func runsOn(pod *corev1.Pod) string {
+	if pod == nil || isTerminal(pod) {
+		return ""
+	}
+	return pod.Spec.NodeName
 }
 
 // unbind drops the pod recorded under k from its node's pods. c.mu is held.
@@ -157,6 +189,33 @@ func (c *Cluster) unbind(k string) {
 			delete(c.bound, old.Spec.NodeName)
 		}
 	}
+}
+
+// Unprovided reports whether some pod waits for capacity: it is unbound, not
+// finished or being deleted, kube-scheduler marked it Unschedulable, and it
+// has no live nomination. Disruption removes no capacity meanwhile.
+func (c *Cluster) Unprovided() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	now := c.clk.Now()
+	for k, p := range c.pods {
+		if !pending(p) || !unschedulable(p) {
+			continue
+		}
+		if nom, ok := c.nominations[k]; !ok || !c.live(nom, now) {
+			return true
+		}
+	}
+	return false
+}
+
+func unschedulable(p *corev1.Pod) bool {
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodScheduled && cond.Reason == corev1.PodReasonUnschedulable {
+			return true
+		}
+	}
+	return false
 }
 
 // PendingPods returns the pods not bound to a node, not finished and not being
@@ -248,14 +307,21 @@ func (c *Cluster) stateNodes() []*scheduler.StateNode {
 		bound[node] = b.list()
 	}
 	nominated, chosen := c.nominatedPods()
+	v := view{bound: bound, nominated: nominated, podEvents: c.podEvents}
 	out := make([]*scheduler.StateNode, 0, len(c.nodes))
 	for _, n := range c.nodes {
-		sn := n.snapshot(bound, nominated)
+		sn := n.snapshot(v)
 		sn.Nominated = chosen[n] || c.clk.Now().Before(n.nominatedUntil)
 		out = append(out, sn)
 	}
 	slices.SortFunc(out, func(a, b *scheduler.StateNode) int { return strings.Compare(a.Name(), b.Name()) })
 	return out
+}
+
+// leaving reports whether the node is marked for deletion. c.mu is held.
+func (c *Cluster) leaving(node string) bool {
+	n := c.find(node)
+	return n != nil && n.markedForDeletion()
 }
 
 func sortedPods(pods []*corev1.Pod) []*corev1.Pod {

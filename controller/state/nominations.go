@@ -62,6 +62,9 @@ func (c *Cluster) LapseNominations() ([]*corev1.Pod, time.Time) {
 	changed := false
 	for _, k := range slices.Sorted(maps.Keys(c.nominations)) {
 		nom := c.nominations[k]
+		if p, ok := c.pods[k]; ok && p.Spec.NodeName != "" {
+			continue // a pod's next home while its node drains: it has a node
+		}
 		at, known := c.lapseAt(nom)
 		if !known {
 			continue
@@ -136,15 +139,24 @@ func (c *Cluster) lapseAt(nom nomination) (time.Time, bool) {
 }
 
 // nominatedPods returns target name -> the pending pods with a live
-// nomination to it, by namespace and name, and the nodes with one. c.mu is
-// held.
+// nomination to it, by namespace and name, and the nodes chosen for pods
+// that have not landed: the pending pods' targets until their nomination has
+// lapsed for NominationGrace, and the next homes of pods still running on a
+// node being removed, however long the drain takes. c.mu is held.
 func (c *Cluster) nominatedPods() (map[string][]*corev1.Pod, map[*stateNode]bool) {
 	now := c.clk.Now()
 	pods, chosen := map[string][]*corev1.Pod{}, map[*stateNode]bool{}
 	for _, k := range slices.Sorted(maps.Keys(c.nominations)) {
 		nom := c.nominations[k]
 		p, ok := c.pods[k]
-		if !ok || p.Spec.NodeName != "" || isTerminal(p) {
+		if !ok || isTerminal(p) || p.DeletionTimestamp != nil {
+			continue
+		}
+		if p.Spec.NodeName != "" {
+			// Its next home, held while its node drains (see LapseNominations).
+			if n := c.find(nom.target); n != nil && p.Spec.NodeName != nom.target && c.leaving(p.Spec.NodeName) {
+				chosen[n] = true
+			}
 			continue
 		}
 		at, known := c.lapseAt(nom)

@@ -23,16 +23,25 @@ type stateNode struct {
 
 func (n *stateNode) empty() bool { return n.node == nil && n.claim == nil }
 
+// view is what a snapshot adds to each node, by node or claim name.
+type view struct {
+	// bound pods by node name; pods nominated by node or claim name
+	bound, nominated map[string][]*corev1.Pod
+	// podEvents is node name -> when a pod last bound to it or left it
+	podEvents map[string]time.Time
+}
+
 // snapshot renders the node for the scheduler with its bound pods (by node
 // name) and the pods nominated to it (by claim or node name).
-func (n *stateNode) snapshot(bound, nominated map[string][]*corev1.Pod) *scheduler.StateNode {
+func (n *stateNode) snapshot(v view) *scheduler.StateNode {
 	sn := &scheduler.StateNode{Node: n.node, NodeClaim: n.claim, MarkedForDeletion: n.markedForDeletion()}
 	if n.node != nil {
-		sn.Pods = append(sn.Pods, bound[n.node.Name]...)
-		sn.Pods = append(sn.Pods, nominated[n.node.Name]...)
+		sn.Pods = append(sn.Pods, v.bound[n.node.Name]...)
+		sn.Pods = append(sn.Pods, v.nominated[n.node.Name]...)
+		sn.LastPodEvent = v.podEvents[n.node.Name]
 	}
 	if n.claim != nil && (n.node == nil || n.claim.Name != n.node.Name) {
-		sn.Pods = append(sn.Pods, nominated[n.claim.Name]...)
+		sn.Pods = append(sn.Pods, v.nominated[n.claim.Name]...)
 	}
 	return sn
 }
@@ -83,6 +92,7 @@ func (c *Cluster) DeleteNode(node *corev1.Node) {
 		c.detach(k, func(n *stateNode) { n.node = nil })
 		delete(c.nodeKeys, node.Name)
 	}
+	delete(c.podEvents, node.Name)
 	c.dropNominations(node.Name)
 }
 

@@ -1,9 +1,13 @@
 // Package termination finishes NodeClaims and Nodes that are being deleted.
 // Both carry the stowage.dev/termination finalizer; while it is there this
-// package taints the Node stowage.dev/disrupted:NoSchedule, drains it through
-// the Eviction API (so PodDisruptionBudgets hold), terminates the instance
-// until the cloud says it is gone, deletes the Node, and only then lets both
-// objects go.
+// package taints the Node stowage.dev/disrupted:NoSchedule, waits (with
+// Options.Homes) until the Node's pods have a Ready home elsewhere, drains it
+// through the Eviction API (so PodDisruptionBudgets hold), terminates the
+// instance until the cloud says it is gone, deletes the Node, and only then
+// lets both objects go. The wait ends at the drain-by time at the latest: the
+// deletion plus ReplacementWait, the Node's interruption deadline, or the end
+// of the claim's terminationGracePeriod, each less the pods' longest
+// termination grace period.
 //
 // Pods annotated do-not-disrupt, and pods a PDB protects, are waited for
 // until the claim's terminationGracePeriod (counted from its deletion) runs
@@ -65,6 +69,12 @@ type Options struct {
 	EvictionRetryBase, EvictionRetryMax time.Duration
 	// Workers is how many claims (and, separately, Nodes) are terminated at once.
 	Workers int
+	// Homes, when set, holds each drain until its pods have a Ready home
+	// elsewhere (replacement before eviction), or until its drain-by time.
+	Homes Homes
+	// ReplacementWait bounds that hold from the deletion;
+	// DefaultReplacementWait when zero.
+	ReplacementWait time.Duration
 	// Logger receives the controllers' logs; nothing is logged when nil.
 	Logger hclog.Logger
 	// Recorder publishes events; Register uses the manager's when nil.
@@ -76,6 +86,7 @@ func (o Options) withDefaults() Options {
 	o.InstancePollInterval = orDefault(o.InstancePollInterval, DefaultInstancePollInterval)
 	o.EvictionRetryBase = orDefault(o.EvictionRetryBase, DefaultEvictionRetryBase)
 	o.EvictionRetryMax = orDefault(o.EvictionRetryMax, DefaultEvictionRetryMax)
+	o.ReplacementWait = orDefault(o.ReplacementWait, DefaultReplacementWait)
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers
 	}

@@ -44,12 +44,18 @@ func (t *terminator) drain(ctx context.Context, j job) (time.Duration, error) {
 	if len(waiting) == 0 {
 		t.backoff.Forget(j.key)
 		t.moved.forget(j.key)
+		t.released.forget(j.key)
+		t.awaited.forget(j.key)
+		t.forgetWait(j.key)
 		return 0, nil
+	}
+	if t.awaitReplacement(ctx, j, waiting) {
+		return t.opts.DrainPollInterval, nil
 	}
 	if j.deadline != nil && !t.clk.Now().Before(*j.deadline) {
 		return t.opts.DrainPollInterval, t.deleteAll(ctx, j, filter(waiting, notTerminating))
 	}
-	refused, err := t.evictAll(ctx, j, toEvict(waiting))
+	refused, err := t.evictAll(ctx, j, toEvict(waiting, t.clk.Now()))
 	if err != nil {
 		return 0, err
 	}
@@ -91,12 +97,12 @@ func (t *terminator) waitsFor(pod *corev1.Pod) bool {
 // already terminating, not annotated do-not-disrupt, and critical system
 // pods only once every other pod is gone, so that DNS and node agents serve
 // the rest of the drain.
-func toEvict(waiting []*corev1.Pod) []*corev1.Pod {
+func toEvict(waiting []*corev1.Pod, now time.Time) []*corev1.Pod {
 	group := filter(waiting, func(p *corev1.Pod) bool { return !isCritical(p) })
 	if len(group) == 0 {
 		group = waiting
 	}
-	return filter(group, func(p *corev1.Pod) bool { return notTerminating(p) && !DoNotDisrupt(p) })
+	return filter(group, func(p *corev1.Pod) bool { return notTerminating(p) && !DoNotDisrupt(p, now) })
 }
 
 // evictAll evicts the pods through the Eviction API and reports whether any
@@ -170,16 +176,10 @@ func (t *terminator) announce(j job, waiting []*corev1.Pod) {
 	t.log.Info("draining node", "node", j.node.Name, "nodeclaim", j.claim.Name,
 		"nodepool", j.claim.Labels[v1alpha1.LabelNodePool], "pods", len(waiting))
 	stowevents.Publish(t.recorder, drainingEvent(j.node, len(waiting), j.deadline))
-	for _, pod := range filter(waiting, DoNotDisrupt) {
+	now := t.clk.Now()
+	for _, pod := range filter(waiting, func(p *corev1.Pod) bool { return DoNotDisrupt(p, now) }) {
 		stowevents.Publish(t.recorder, disruptionBlockedEvent(pod, j.node, j.deadline))
 	}
-}
-
-// DoNotDisrupt reports whether the pod asks not to be disrupted, through
-// Stowage's annotation or Karpenter's.
-func DoNotDisrupt(pod *corev1.Pod) bool {
-	return pod.Annotations[v1alpha1.AnnotationDoNotDisrupt] == "true" ||
-		pod.Annotations[v1alpha1.AnnotationKarpenterDoNotDisrupt] == "true"
 }
 
 func isMirror(pod *corev1.Pod) bool {
@@ -230,7 +230,8 @@ func (m *movedPods) has(key string, uid types.UID) bool {
 	return m.pods[key][uid]
 }
 
-func (m *movedPods) add(key string, uid types.UID) {
+// add records uid under key and reports whether it was new.
+func (m *movedPods) add(key string, uid types.UID) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.pods == nil {
@@ -239,7 +240,11 @@ func (m *movedPods) add(key string, uid types.UID) {
 	if m.pods[key] == nil {
 		m.pods[key] = map[types.UID]bool{}
 	}
+	if m.pods[key][uid] {
+		return false
+	}
 	m.pods[key][uid] = true
+	return true
 }
 
 func (m *movedPods) forget(key string) {

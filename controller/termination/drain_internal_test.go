@@ -58,6 +58,14 @@ func TestToEvictHoldsCriticalPodsAndDoNotDisruptPodsBack(t *testing.T) {
 	karpenter := func(p *corev1.Pod) {
 		p.Annotations = map[string]string{v1alpha1.AnnotationKarpenterDoNotDisrupt: "true"}
 	}
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	// Started an hour ago and protected for 90 minutes, or for 30.
+	forAWhile := func(d string) func(p *corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Status.StartTime = ptr.To(metav1.NewTime(now.Add(-time.Hour)))
+			p.Annotations = map[string]string{v1alpha1.AnnotationDoNotDisrupt: d}
+		}
+	}
 	for _, tc := range []struct {
 		name    string
 		waiting []*corev1.Pod
@@ -67,8 +75,11 @@ func TestToEvictHoldsCriticalPodsAndDoNotDisruptPodsBack(t *testing.T) {
 		{"critical pods once the rest are gone", []*corev1.Pod{pod("dns", critical), pod("app", leaving)}, []string{}},
 		{"critical pods last", []*corev1.Pod{pod("dns", critical)}, []string{"dns"}},
 		{"do-not-disrupt pods never", []*corev1.Pod{pod("app", karpenter), pod("web")}, []string{"web"}},
+		{"do-not-disrupt for a duration while it lasts", []*corev1.Pod{pod("app", forAWhile("90m")), pod("web")}, []string{"web"}},
+		{"do-not-disrupt for a duration once it is over", []*corev1.Pod{pod("app", forAWhile("30m")), pod("web")}, []string{"app", "web"}},
+		{"do-not-disrupt with another value protects nothing", []*corev1.Pod{pod("app", forAWhile("yes"))}, []string{"app"}},
 	} {
-		if got := names(toEvict(tc.waiting)); !slices.Equal(got, tc.want) {
+		if got := names(toEvict(tc.waiting, now)); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: evicts %v, want %v", tc.name, got, tc.want)
 		}
 	}

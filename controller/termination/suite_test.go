@@ -26,7 +26,10 @@ func TestMain(m *testing.M) { nodeclaimtest.Main(m, testenv.Options{Kwok: true})
 
 // start returns a test's Env running the lifecycle controller (to launch and
 // register claims) and the termination controllers, polling fast.
-func start(t *testing.T) *nodeclaimtest.Env {
+func start(t *testing.T) *nodeclaimtest.Env { return startWith(t, nil) }
+
+// startWith is start with Homes set (nil for none).
+func startWith(t *testing.T, homes termination.Homes) *nodeclaimtest.Env {
 	t.Helper()
 	e := nodeclaimtest.New(t)
 	if err := lifecycle.New(e.Clock, e.Mgr.GetClient(), e.Cloud, lifecycle.Options{}).Register(e.Mgr); err != nil {
@@ -34,7 +37,7 @@ func start(t *testing.T) *nodeclaimtest.Env {
 	}
 	opts := termination.Options{
 		DrainPollInterval: 100 * time.Millisecond, InstancePollInterval: 100 * time.Millisecond,
-		EvictionRetryBase: 100 * time.Millisecond, EvictionRetryMax: 500 * time.Millisecond,
+		EvictionRetryBase: 100 * time.Millisecond, EvictionRetryMax: 500 * time.Millisecond, Homes: homes,
 	}
 	if err := termination.New(e.Clock, e.Mgr.GetClient(), e.Cloud, opts).Register(e.Mgr); err != nil {
 		t.Fatalf("registering the termination controllers: %v", err)

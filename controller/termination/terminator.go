@@ -3,6 +3,7 @@ package termination
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -27,6 +28,12 @@ type terminator struct {
 	recorder events.EventRecorder
 	backoff  workqueue.TypedRateLimiter[string] // job key -> eviction retry backoff
 	moved    movedPods
+	// released and awaited are the jobs whose drain has started, and those
+	// that were held for their pods' replacement (keyed by job, uid "").
+	released, awaited movedPods
+	// waitStart is job key -> when its drain first waited for a replacement.
+	waitMu    sync.Mutex
+	waitStart map[string]time.Time
 }
 
 // job is one termination: a claim (or, for a Node no claim owns, a stand-in

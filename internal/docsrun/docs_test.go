@@ -1,7 +1,10 @@
 package docsrun_test
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,7 +141,31 @@ func startBed(t *testing.T, bin, work string) string {
 		t.Fatal(err)
 	}
 	waitRunning(t, bed, 6)
+	waitMetric(t, addr, "stowage_disruption_budgets_allowed_disruptions")
 	return addr
+}
+
+// waitMetric polls the controller's metrics until a series of name is
+// published: the runbook's blocks read a controller that has run its loops
+// (a disruption round publishes the budgets once the state is synced).
+func waitMetric(t *testing.T, addr, name string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, nil // not serving yet
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return err == nil && bytes.Contains(body, []byte("\n"+name+"{")), nil
+	})
+	if err != nil {
+		t.Fatalf("the controller published no %s within 2 minutes: %v", name, err)
+	}
 }
 
 func webDeployment() *appsv1.Deployment {

@@ -116,7 +116,7 @@ var validCases = []admissionCase{
 	{name: "sub-second durations", base: basePool, patch: `{spec: {disruption: {consolidateAfter: 500ms}, template: {spec: {expireAfter: 2160h}}}}`},
 	{name: "budgets with schedules and reasons", base: basePool, patch: `{spec: {disruption: {budgets: [
 		{nodes: "0", schedule: "0 9 * * 1-5", duration: 8h, reasons: [Underutilized, Empty]},
-		{nodes: "100%", schedule: "@daily", duration: 10m, reasons: [Drifted, Expired]},
+		{nodes: "100%", schedule: "@daily", duration: 10m, reasons: [Drifted, Empty]},
 		{nodes: "5"}]}}}`},
 	{name: "limits", base: basePool, patch: `{spec: {limits: {cpu: 100, memory: 400Gi, nvidia.com/gpu: "8", nodes: "0"}}}`},
 	{name: "minimal class", base: baseClass},
@@ -279,7 +279,7 @@ var invalidCases = []admissionCase{
 	{name: "budget duration in words", base: basePool, patch: budget(`{nodes: "1", schedule: "@hourly", duration: "1 hour"}`),
 		field: poolBudget0 + ".duration", msg: "such as 30m or 8h"},
 	{name: "unknown budget reason", base: basePool, patch: budget(`{nodes: "1", reasons: [Consolidation]}`),
-		field: poolBudget0 + ".reasons[0]", msg: `supported values: "Empty", "Underutilized", "Drifted", "Expired"`},
+		field: poolBudget0 + ".reasons[0]", msg: `supported values: "Empty", "Underutilized", "Drifted"`},
 	// Node class: images.
 	{name: "no image terms", base: baseClass, patch: `{spec: {amiSelectorTerms: null}}`,
 		field: "spec.amiSelectorTerms", msg: "Required value"},

@@ -51,6 +51,13 @@ const (
 	AnnotationNodePoolHash = Group + "/nodepool-hash"
 	// AnnotationNodeClassHash records the hash of the node class a node was made from.
 	AnnotationNodeClassHash = Group + "/nodeclass-hash"
+	// AnnotationDisruptionCommand names, on a NodeClaim launched to replace
+	// disrupted nodes, the disruption command that launched it.
+	AnnotationDisruptionCommand = Group + "/disruption-command"
+	// AnnotationReplacedInstanceTypes lists, on such a NodeClaim, the instance
+	// types of the nodes it replaced and of those they had replaced in turn
+	// (comma-separated): consolidation never replaces it with one of them.
+	AnnotationReplacedInstanceTypes = Group + "/replaced-instance-types"
 
 	// TaintKeyDisrupted marks a node that is being drained and terminated.
 	TaintKeyDisrupted = Group + "/disrupted"

@@ -111,7 +111,8 @@ type NodeClaimTemplateSpec struct {
 	StartupTaints []corev1.Taint `json:"startupTaints,omitempty"`
 	// NodeClassRef names the NodeClass the nodes are launched with.
 	NodeClassRef *NodeClassReference `json:"nodeClassRef"`
-	// ExpireAfter is the age at which a node is replaced; Never keeps nodes forever.
+	// ExpireAfter is the age at which a node is replaced, whatever the disruption budgets say (its drain is
+	// bounded by TerminationGracePeriod); Never keeps nodes forever.
 	// +optional
 	// +kubebuilder:default="720h"
 	ExpireAfter *NillableDuration `json:"expireAfter,omitempty"`
@@ -129,25 +130,30 @@ const (
 	ConsolidationPolicyWhenEmptyOrUnderutilized = "WhenEmptyOrUnderutilized"
 )
 
-// Disruption reasons a budget may name.
+// Disruption reasons a budget may name. Expiration is not one: as in
+// Karpenter v1, a node past its expireAfter is replaced whatever the budgets
+// say (its drain is bounded by terminationGracePeriod), so a budget naming it
+// would promise a limit nothing enforces.
 const (
 	DisruptionReasonEmpty         = "Empty"
 	DisruptionReasonUnderutilized = "Underutilized"
 	DisruptionReasonDrifted       = "Drifted"
-	DisruptionReasonExpired       = "Expired"
 )
 
 // DisruptionReasons lists every reason a budget may name.
-var DisruptionReasons = []string{DisruptionReasonEmpty, DisruptionReasonUnderutilized, DisruptionReasonDrifted, DisruptionReasonExpired}
+var DisruptionReasons = []string{DisruptionReasonEmpty, DisruptionReasonUnderutilized, DisruptionReasonDrifted}
 
 // Disruption configures consolidation and the budgets that bound every voluntary disruption.
 type Disruption struct {
-	// ConsolidationPolicy is WhenEmpty or WhenEmptyOrUnderutilized.
+	// ConsolidationPolicy is WhenEmpty (only nodes running no pod but DaemonSet pods are removed) or
+	// WhenEmptyOrUnderutilized (also nodes whose pods fit on the other nodes, or on one cheaper replacement,
+	// are removed or replaced).
 	// +optional
 	// +kubebuilder:default=WhenEmptyOrUnderutilized
 	// +kubebuilder:validation:Enum=WhenEmpty;WhenEmptyOrUnderutilized
 	ConsolidationPolicy string `json:"consolidationPolicy,omitempty"`
-	// ConsolidateAfter is how long a node must stay consolidatable before it is acted on; Never disables consolidation.
+	// ConsolidateAfter is how long no pod may have been bound to or removed from a node before consolidation
+	// (emptiness included) acts on it; Never disables consolidation.
 	// +optional
 	// +kubebuilder:default="0s"
 	ConsolidateAfter *NillableDuration `json:"consolidateAfter,omitempty"`
@@ -178,9 +184,10 @@ type Budget struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule=`self.matches(r'^[+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')`,message="duration must be a duration such as 30m or 8h"
 	Duration *metav1.Duration `json:"duration,omitempty"`
-	// Reasons the budget applies to; all of them when empty.
+	// Reasons the budget applies to (Empty, Underutilized, Drifted); all of them when empty. Expiration is
+	// not budgeted: a node past its expireAfter is replaced whatever the budgets say.
 	// +optional
-	// +kubebuilder:validation:items:Enum=Empty;Underutilized;Drifted;Expired
+	// +kubebuilder:validation:items:Enum=Empty;Underutilized;Drifted
 	Reasons []string `json:"reasons,omitempty"`
 }
 

@@ -228,7 +228,11 @@ func validateBudget(path *field.Path, b Budget) field.ErrorList {
 		}
 	}
 	for j, r := range b.Reasons {
-		if !slices.Contains(DisruptionReasons, r) {
+		switch {
+		case r == "Expired":
+			errs = append(errs, field.Invalid(path.Child("reasons").Index(j), r,
+				"expiration is not budgeted: a node past its expireAfter is replaced whatever the budgets say; remove Expired from reasons"))
+		case !slices.Contains(DisruptionReasons, r):
 			errs = append(errs, field.NotSupported(path.Child("reasons").Index(j), r, DisruptionReasons))
 		}
 	}

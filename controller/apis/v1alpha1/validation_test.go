@@ -259,7 +259,9 @@ func TestNodePoolValidation(t *testing.T) {
 		{"budget schedule an unknown macro", budget(v1alpha1.Budget{Nodes: "1", Schedule: ptr.To("@fortnightly"), Duration: &metav1.Duration{Duration: 3600e9}}),
 			wantError{"spec.disruption.budgets[0].schedule", []string{"five fields"}}},
 		{"budget reason unknown", budget(v1alpha1.Budget{Nodes: "1", Reasons: []string{"Empty", "Bored"}}),
-			wantError{"spec.disruption.budgets[0].reasons[1]", []string{`"Bored"`, `"Empty", "Underutilized", "Drifted", "Expired"`}}},
+			wantError{"spec.disruption.budgets[0].reasons[1]", []string{`"Bored"`, `"Empty", "Underutilized", "Drifted"`}}},
+		{"budget reason Expired", budget(v1alpha1.Budget{Nodes: "1", Reasons: []string{"Expired"}}),
+			wantError{"spec.disruption.budgets[0].reasons[0]", []string{"not budgeted", "remove Expired"}}},
 		{"negative limit", func(np *v1alpha1.NodePool) {
 			np.Spec.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("-1Gi")}
 		},

@@ -142,6 +142,13 @@ func (c *CloudProvider) InstanceTypes(context.Context, *v1alpha1.NodePool) ([]*c
 	return append([]*cloudprovider.InstanceType(nil), c.Types...), nil
 }
 
+// SetDrifted sets what IsDrifted returns, safely while controllers call it.
+func (c *CloudProvider) SetDrifted(why cloudprovider.DriftReason) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.Drifted = why
+}
+
 // IsDrifted returns Drifted.
 func (c *CloudProvider) IsDrifted(context.Context, *v1alpha1.NodeClaim) (cloudprovider.DriftReason, error) {
 	c.mu.Lock()

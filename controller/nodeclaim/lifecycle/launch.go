@@ -43,7 +43,7 @@ func (c *Controller) launch(ctx context.Context, claim *v1alpha1.NodeClaim) (out
 	c.backoff.Forget(claim.Name)
 	// Labels first: if the status write is lost, the next Create returns the
 	// same instance and both writes are made again.
-	if err := c.addLabels(ctx, claim, created.Labels); err != nil {
+	if err := c.addLabels(ctx, claim, created.Labels, created.Annotations); err != nil {
 		return outcome{}, err
 	}
 	if err := c.patchStatus(ctx, claim, func(now time.Time) {
@@ -60,14 +60,19 @@ func (c *Controller) launch(ctx context.Context, claim *v1alpha1.NodeClaim) (out
 }
 
 // addLabels adds the labels of what the cloud launched (instance type, zone,
-// capacity type) to the claim.
-func (c *Controller) addLabels(ctx context.Context, claim *v1alpha1.NodeClaim, labels map[string]string) error {
+// capacity type) to the claim, and the annotations it recorded (the NodeClass
+// hash the drift controller compares).
+func (c *Controller) addLabels(ctx context.Context, claim *v1alpha1.NodeClaim, labels, annotations map[string]string) error {
 	stored := claim.DeepCopy()
 	if claim.Labels == nil {
 		claim.Labels = map[string]string{}
 	}
 	maps.Copy(claim.Labels, labels)
-	if maps.Equal(stored.Labels, claim.Labels) {
+	if len(annotations) > 0 && claim.Annotations == nil {
+		claim.Annotations = map[string]string{}
+	}
+	maps.Copy(claim.Annotations, annotations)
+	if maps.Equal(stored.Labels, claim.Labels) && maps.Equal(stored.Annotations, claim.Annotations) {
 		return nil
 	}
 	if err := c.kube.Patch(ctx, claim, client.MergeFrom(stored)); err != nil {

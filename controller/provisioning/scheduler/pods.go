@@ -25,13 +25,19 @@ type podInfo struct {
 
 // shape groups alike pods: one class and the same requests.
 type shape struct {
-	class                          *podClass
+	class *podClass
+	requestsKey
+}
+
+// requestsKey is a pod's requests as a comparable value.
+type requestsKey struct {
 	cpu, memory, ephemeral, podsEq int64
 	extended                       string
 }
 
 func shapeOf(p *podInfo) shape {
-	sh := shape{class: p.class, cpu: p.requests.CPU, memory: p.requests.Memory, ephemeral: p.requests.EphemeralStorage, podsEq: p.requests.Pods}
+	sh := shape{class: p.class, requestsKey: requestsKey{cpu: p.requests.CPU, memory: p.requests.Memory,
+		ephemeral: p.requests.EphemeralStorage, podsEq: p.requests.Pods}}
 	for _, e := range p.requests.Extended {
 		sh.extended += fmt.Sprintf("%s=%d,", e.Name, e.Value)
 	}

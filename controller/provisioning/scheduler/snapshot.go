@@ -5,6 +5,8 @@
 package scheduler
 
 import (
+	"time"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -40,9 +42,13 @@ type StateNode struct {
 	Pods []*corev1.Pod
 	// MarkedForDeletion nodes take no new pods, and their pods are about to need a home.
 	MarkedForDeletion bool
-	// Nominated nodes were chosen for pending pods that have not bound yet:
-	// they are not empty, whatever Pods says, and disruption leaves them be.
+	// Nominated is set when pods that are not on the node yet are expected to
+	// land there (the provisioner chose it for them): it is about to be used,
+	// so disruption leaves it alone.
 	Nominated bool
+	// LastPodEvent is when a pod last bound to the node or left it, as the
+	// cluster state saw it; zero when none has since the state started.
+	LastPodEvent time.Time
 }
 
 // Name is the node's name, or the NodeClaim's while it has no node.

@@ -38,6 +38,11 @@ type solver struct {
 	// tolerationStep is true when some pool has a PreferNoSchedule taint:
 	// respect then blocks on such taints until a pod's last relaxation.
 	tolerationStep bool
+	// fitFrom is requests -> how many existing nodes, from the first, are too
+	// full for them. An existing node only fills during a solve, so the count
+	// only grows: placing many pods on a large fleet (consolidation's
+	// simulations) then skips the full nodes instead of scanning them again.
+	fitFrom map[requestsKey]int
 }
 
 // Solve decides where every pending pod goes. It is a pure function of the
@@ -89,7 +94,8 @@ func solve(s *Snapshot, opts Options) *Results {
 
 func newSolver(s *Snapshot, opts Options) *solver {
 	sv := &solver{snapshot: s, opts: opts, classes: map[string]*podClass{}, shapes: map[shape]int{}, shapeCosts: map[shape]shapeCost{},
-		keys: labelKeys{literal: opts.NoKarpenterLabels}}
+		fitFrom: map[requestsKey]int{},
+		keys:    labelKeys{literal: opts.NoKarpenterLabels}}
 	sv.volumes = newVolumeTopology(s)
 	for _, np := range sortedPools(s.NodePools) {
 		sv.pools = append(sv.pools, newPool(np, s.InstanceTypes[np.Name], s.DaemonSets, sv.keys))
@@ -211,7 +217,12 @@ func (sv *solver) apply(p *podInfo, c *podClass, pl *plan) {
 
 // planOnExisting is the first existing node or in-flight claim that takes the pod.
 func (sv *solver) planOnExisting(p *podInfo, c *podClass) *plan {
-	for i := 0; i < sv.existing; i++ {
+	from := sv.fitFrom[p.shape.requestsKey]
+	for from < sv.existing && !p.requests.Fits(sv.nodes[from].available) {
+		from++
+	}
+	sv.fitFrom[p.shape.requestsKey] = from
+	for i := from; i < sv.existing; i++ {
 		n := sv.nodes[i]
 		if c.skipped(n.index) || !p.requests.Fits(n.available) {
 			continue

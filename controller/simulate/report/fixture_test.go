@@ -32,7 +32,9 @@ func stowage() report.System {
 		Instance: report.Instance{Name: "ip-10-0-1-7", Offering: report.Offering{InstanceType: "m6i.xlarge", Zone: "us-east-1b", CapacityType: "spot"}},
 		Notice:   start.Add(30 * time.Minute), ReplacementReady: start.Add(31*time.Minute + 10*time.Second),
 	}}
-	s.Consolidations = []report.Consolidation{{At: start.Add(50 * time.Minute), Method: "single-node",
+	s.Blocked = []report.Blocked{{At: start.Add(45 * time.Minute), Method: "single-node", Blocker: "pdb", Node: "ip-10-0-2-3",
+		Why: "PodDisruptionBudget default/web allows no disruption of pod default/web-1 now"}}
+	s.Consolidations = []report.Consolidation{{At: start.Add(50 * time.Minute), Method: "single-node", Reason: "Underutilized",
 		Removed:        []report.Instance{{Name: "ip-10-0-2-9", Offering: report.Offering{InstanceType: "m6i.4xlarge", Zone: "us-east-1b", CapacityType: "on-demand"}}},
 		Replacements:   []report.Instance{{Offering: report.Offering{InstanceType: "m6i.xlarge", Zone: "us-east-1b", CapacityType: "spot"}}},
 		SavingsPerHour: 0.6}}

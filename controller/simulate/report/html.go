@@ -32,6 +32,8 @@ type section struct {
 	Fallbacks      [][]string
 	Interruptions  [][]string
 	Consolidations [][]string
+	Methods        [][]string
+	Blocked        [][]string
 }
 
 // WriteHTML writes a self-contained HTML page: inline CSS, inline SVG charts,
@@ -91,8 +93,15 @@ func systemSection(r *Report, s *System) section {
 			in.Instance.Offering.String(), ready, fmt.Sprint(in.PodsLost)})
 	}
 	for _, c := range s.Consolidations {
-		sec.Consolidations = append(sec.Consolidations, []string{formatOffset(c.At, r.Start), c.Method,
+		sec.Consolidations = append(sec.Consolidations, []string{formatOffset(c.At, r.Start), c.Method, orDash(c.Reason),
 			instances(c.Removed), instances(c.Replacements), formatMoney(c.SavingsPerHour) + "/h"})
+	}
+	for _, m := range s.DisruptionsByMethod() {
+		sec.Methods = append(sec.Methods, []string{m.Method, orDash(m.Reason), fmt.Sprint(m.Commands), fmt.Sprint(m.Removed),
+			fmt.Sprint(m.Launched), formatMoney(m.SavingsPerHour) + "/h"})
+	}
+	for _, k := range s.BlockedByKind() {
+		sec.Blocked = append(sec.Blocked, []string{k.Method, k.Blocker, fmt.Sprint(k.Nodes), k.Example})
 	}
 	return sec
 }

@@ -40,6 +40,7 @@ type jsonSystem struct {
 	Fallbacks       []jsonFallback      `json:"fallbacks"`
 	Interruptions   []jsonInterruption  `json:"interruptions"`
 	Consolidations  []jsonConsolidation `json:"consolidations"`
+	Blocked         []jsonBlocked       `json:"blocked"`
 }
 
 type jsonTier struct {
@@ -95,9 +96,18 @@ type jsonInterruption struct {
 type jsonConsolidation struct {
 	At             string         `json:"at"`
 	Method         string         `json:"method"`
+	Reason         string         `json:"reason"`
 	Removed        []jsonInstance `json:"removed"`
 	Replacements   []jsonInstance `json:"replacements"`
 	SavingsPerHour float64        `json:"savings_usd_per_hour"`
+}
+
+type jsonBlocked struct {
+	At      string `json:"at"`
+	Method  string `json:"method"`
+	Blocker string `json:"blocker"`
+	Node    string `json:"node"`
+	Why     string `json:"why"`
 }
 
 // WriteJSON writes the report as one indented JSON document, schema in
@@ -161,7 +171,10 @@ func toJSONSystem(s *System) jsonSystem {
 		NodesTerminated: s.NodesTerminated, SavingsPerHour: round(s.SavingsPerHour(), moneyPlaces), PodsLost: s.PodsLost(),
 		Tiers: make([]jsonTier, 0, len(s.Tiers)), Series: toJSONSeries(&s.Series),
 		Fallbacks: make([]jsonFallback, 0, len(s.Fallbacks)), Interruptions: make([]jsonInterruption, 0, len(s.Interruptions)),
-		Consolidations: make([]jsonConsolidation, 0, len(s.Consolidations))}
+		Consolidations: make([]jsonConsolidation, 0, len(s.Consolidations)), Blocked: make([]jsonBlocked, 0, len(s.Blocked))}
+	for _, b := range s.Blocked {
+		js.Blocked = append(js.Blocked, jsonBlocked{At: formatTime(b.At), Method: b.Method, Blocker: b.Blocker, Node: b.Node, Why: b.Why})
+	}
 	for _, t := range s.Tiers {
 		l := t.TimeToRunning
 		js.Tiers = append(js.Tiers, jsonTier{Name: t.Name, PodsStarted: t.PodsStarted, PodsNeverRan: t.PodsNeverRan, MaxPending: t.MaxPending,
@@ -179,7 +192,7 @@ func toJSONSystem(s *System) jsonSystem {
 		js.Interruptions = append(js.Interruptions, toJSONInterruption(in))
 	}
 	for _, c := range s.Consolidations {
-		js.Consolidations = append(js.Consolidations, jsonConsolidation{At: formatTime(c.At), Method: c.Method,
+		js.Consolidations = append(js.Consolidations, jsonConsolidation{At: formatTime(c.At), Method: c.Method, Reason: c.Reason,
 			Removed: toJSONInstances(c.Removed), Replacements: toJSONInstances(c.Replacements), SavingsPerHour: round(c.SavingsPerHour, moneyPlaces)})
 	}
 	return js

@@ -59,10 +59,12 @@ type doc struct {
 		Consolidations []struct {
 			At             string              `json:"at"`
 			Method         string              `json:"method"`
+			Reason         string              `json:"reason"`
 			Removed        []map[string]string `json:"removed"`
 			Replacements   []map[string]string `json:"replacements"`
 			SavingsPerHour float64             `json:"savings_usd_per_hour"`
 		} `json:"consolidations"`
+		Blocked []map[string]string `json:"blocked"`
 	} `json:"systems"`
 }
 
@@ -109,6 +111,8 @@ func TestJSONReadsBack(t *testing.T) {
 		{"pods lost", ca.PodsLost, 3},
 		{"replacement offering", stow.Consolidations[0].Replacements[0]["capacity_type"], "spot"},
 		{"savings", stow.Savings, 0.6},
+		{"disruption reason", stow.Consolidations[0].Reason, "Underutilized"},
+		{"blocked candidate", []string{stow.Blocked[0]["method"], stow.Blocked[0]["blocker"], stow.Blocked[0]["node"]}, []string{"single-node", "pdb", "ip-10-0-2-3"}},
 		{"empty lists are lists", ca.Consolidations != nil, true},
 	}
 	for _, c := range checks {

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -32,6 +34,9 @@ type System struct {
 	Fallbacks       []Fallback
 	Interruptions   []Interruption
 	Consolidations  []Consolidation
+	// Blocked are the candidates a disruption method wanted but could not
+	// disrupt, each time its blocker first appeared or changed.
+	Blocked []Blocked
 }
 
 // Tier is the pod start-up record of one workload group.
@@ -106,15 +111,33 @@ func (i Interruption) NoticeToReady() (time.Duration, bool) {
 	return i.ReplacementReady.Sub(i.Notice), true
 }
 
-// Consolidation is one disruption that removed or replaced nodes to save money.
+// Consolidation is one disruption that removed or replaced nodes: to save
+// money (emptiness, consolidation, a Cluster Autoscaler scale-down) or to
+// renew them (drift, expiry).
 type Consolidation struct {
 	At time.Time
-	// Method is the deciding method, e.g. "emptiness", "single-node", "multi-node".
-	Method       string
+	// Method is the deciding method, e.g. "emptiness", "single-node",
+	// "multi-node", "drift", "expiration", "scale-down".
+	Method string
+	// Reason is the disruption reason: Empty, Underutilized, Drifted or
+	// Expired; empty for a Cluster Autoscaler scale-down.
+	Reason       string
 	Removed      []Instance
 	Replacements []Instance
-	// SavingsPerHour is the removed nodes' price minus the replacements', in dollars.
+	// SavingsPerHour is the removed nodes' price minus the replacements', in
+	// dollars; 0 for drift and expiry, which renew nodes rather than save.
 	SavingsPerHour float64
+}
+
+// Blocked is a node a disruption method wanted but could not disrupt.
+type Blocked struct {
+	At time.Time
+	// Method is the method, Blocker the kind of block (do-not-disrupt, pdb,
+	// nominated, just-ready, budget, unschedulable, churn).
+	Method, Blocker string
+	Node            string
+	// Why is the block in words.
+	Why string
 }
 
 // SavingsPerHour is the sum of the consolidations' hourly savings.
@@ -124,6 +147,67 @@ func (s *System) SavingsPerHour() float64 {
 		total += c.SavingsPerHour
 	}
 	return total
+}
+
+// MethodSummary is what one disruption method did over a run.
+type MethodSummary struct {
+	Method, Reason    string
+	Commands          int
+	Removed, Launched int
+	SavingsPerHour    float64
+}
+
+// DisruptionsByMethod sums the consolidations by method, sorted by method.
+func (s *System) DisruptionsByMethod() []MethodSummary {
+	byMethod := map[string]*MethodSummary{}
+	var names []string
+	for _, c := range s.Consolidations {
+		m, ok := byMethod[c.Method]
+		if !ok {
+			m = &MethodSummary{Method: c.Method, Reason: c.Reason}
+			byMethod[c.Method] = m
+			names = append(names, c.Method)
+		}
+		m.Commands++
+		m.Removed += len(c.Removed)
+		m.Launched += len(c.Replacements)
+		m.SavingsPerHour += c.SavingsPerHour
+	}
+	slices.Sort(names)
+	out := make([]MethodSummary, 0, len(names))
+	for _, n := range names {
+		out = append(out, *byMethod[n])
+	}
+	return out
+}
+
+// BlockedSummary counts the nodes one blocker held back from one method.
+type BlockedSummary struct {
+	Method, Blocker string
+	// Nodes counts the distinct nodes; Example is one of them and why.
+	Nodes   int
+	Example string
+}
+
+// BlockedByKind sums the blocked candidates by method and blocker, sorted.
+func (s *System) BlockedByKind() []BlockedSummary {
+	type key struct{ method, blocker string }
+	nodes, examples := map[key]map[string]bool{}, map[key]string{}
+	var keys []key
+	for _, b := range s.Blocked {
+		k := key{b.Method, b.Blocker}
+		if nodes[k] == nil {
+			nodes[k], examples[k] = map[string]bool{}, b.Node+": "+b.Why
+			keys = append(keys, k)
+		}
+		nodes[k][b.Node] = true
+	}
+	slices.SortFunc(keys, func(a, b key) int { return cmp.Or(cmp.Compare(a.method, b.method), cmp.Compare(a.blocker, b.blocker)) })
+	out := make([]BlockedSummary, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, BlockedSummary{Method: k.method, Blocker: k.blocker, Nodes: len(nodes[k]), Example: examples[k]})
+	}
+	return out
 }
 
 // PodsLost is the sum of pods lost to interruptions.

@@ -27,9 +27,10 @@ func summaryRows(r *Report) []row {
 		{"Fallbacks taken", func(s *System) string { return fmt.Sprint(len(s.Fallbacks)) }},
 		{"Interruptions / pods lost", func(s *System) string { return fmt.Sprintf("%d / %d", len(s.Interruptions), s.PodsLost()) }},
 		{"Slowest replacement Ready", func(s *System) string { return worstNoticeToReady(s) }},
-		{"Consolidations / savings", func(s *System) string {
+		{"Disruptions / savings", func(s *System) string {
 			return fmt.Sprintf("%d / %s/h", len(s.Consolidations), formatMoney(s.SavingsPerHour()))
 		}},
+		{"Cost per hour at the end", func(s *System) string { return formatMoney(lastFloat(s.Series.CostPerHour)) + "/h" }},
 	}
 	rows := make([]row, 0, len(metrics))
 	for _, m := range metrics {
@@ -40,6 +41,13 @@ func summaryRows(r *Report) []row {
 		rows = append(rows, rw)
 	}
 	return rows
+}
+
+func lastFloat(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	return v[len(v)-1]
 }
 
 // worstNoticeToReady is the longest notice-to-Ready, "never" if a replacement

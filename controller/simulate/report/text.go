@@ -105,10 +105,34 @@ func writeEvents(b *strings.Builder, r *Report, s *System) {
 		}
 		return fmt.Sprintf("%s  %s %s, %s, pods lost %d", formatOffset(in.Notice, r.Start), in.Instance.Name, in.Instance.Offering, ready, in.PodsLost)
 	})
-	writeList(b, fmt.Sprintf("Consolidations, %s (%d; %s/h saved)", s.Name, len(s.Consolidations), formatMoney(s.SavingsPerHour())), len(s.Consolidations), func(i int) string {
+	writeDisruptions(b, r, s)
+}
+
+// writeDisruptions writes the disruption section: what each method did and
+// saved, its first commands, and the candidates held back and why.
+func writeDisruptions(b *strings.Builder, r *Report, s *System) {
+	methods := s.DisruptionsByMethod()
+	writeList(b, fmt.Sprintf("Disruptions, %s (%d; %s/h saved)", s.Name, len(s.Consolidations), formatMoney(s.SavingsPerHour())), len(methods), func(i int) string {
+		m := methods[i]
+		return fmt.Sprintf("%s (%s): %d commands, removed %d, launched %d, saves %s/h", m.Method, orDash(m.Reason), m.Commands, m.Removed,
+			m.Launched, formatMoney(m.SavingsPerHour))
+	})
+	writeList(b, fmt.Sprintf("Disruption commands, %s (%d)", s.Name, len(s.Consolidations)), len(s.Consolidations), func(i int) string {
 		c := s.Consolidations[i]
 		return fmt.Sprintf("%s  %s: removed %d, launched %d, saves %s/h", formatOffset(c.At, r.Start), c.Method, len(c.Removed), len(c.Replacements), formatMoney(c.SavingsPerHour))
 	})
+	blocked := s.BlockedByKind()
+	writeList(b, fmt.Sprintf("Blocked disruption candidates, %s", s.Name), len(blocked), func(i int) string {
+		k := blocked[i]
+		return fmt.Sprintf("%s by %s: %d nodes, e.g. %s", k.Method, k.Blocker, k.Nodes, k.Example)
+	})
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // writeList writes a title and up to textListLimit lines, then how many were left out.

@@ -38,6 +38,9 @@ func TestTextPutsSystemsSideBySide(t *testing.T) {
 		{"inference ", []string{"8", "2m10s", "3", "24m03s"}},
 		{"Total cost ", []string{"$123.46", "$99.50"}},
 		{"Interruptions / pods lost ", []string{"1 / 0", "1 / 3"}},
+		{"Cost per hour at the end ", []string{"$1.60/h", "$1.60/h"}},
+		{"  single-node (Underutilized)", []string{"1 commands", "removed 1", "launched 1", "saves $0.60/h"}},
+		{"  single-node by pdb", []string{"1 nodes", "ip-10-0-2-3: PodDisruptionBudget default/web"}},
 	}
 	for _, c := range checks {
 		line := rowOf(c.row)

@@ -1,0 +1,145 @@
+package disruption
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+	"github.com/stowage-dev/stowage/controller/state"
+	"github.com/stowage-dev/stowage/controller/termination"
+)
+
+// blockedBy returns why no method may disrupt the candidate now, first found
+// first: the node, its NodeClaim or one of its pods asks not to be disrupted
+// (Stowage's annotation or Karpenter's, "true" or a duration since it
+// started); a PodDisruptionBudget allows none of its pods to be evicted;
+// pending pods are expected on it; or it became Ready so recently that the
+// pods kube-scheduler is binding may not show yet.
+func blockedBy(c *Candidate, pdbs pdbIndex, now time.Time) Block {
+	if b := doNotDisruptBlock("node "+c.Node.Name, c.Node.Annotations, c.Node.CreationTimestamp.Time, now); b.Kind != "" {
+		return b
+	}
+	if b := doNotDisruptBlock("nodeclaim "+c.NodeClaim.Name, c.NodeClaim.Annotations, c.NodeClaim.CreationTimestamp.Time, now); b.Kind != "" {
+		return b
+	}
+	for _, p := range c.Pods {
+		if finished(p) {
+			continue
+		}
+		if b := doNotDisruptBlock("pod "+p.Namespace+"/"+p.Name, p.Annotations, termination.PodStart(p), now); b.Kind != "" {
+			return b
+		}
+	}
+	for _, p := range c.ReschedulablePods() {
+		if pdb := pdbs.blocking(p); pdb != nil {
+			return Block{Kind: BlockedPDB, Why: fmt.Sprintf("PodDisruptionBudget %s/%s allows no disruption of pod %s/%s now",
+				pdb.Namespace, pdb.Name, p.Namespace, p.Name)}
+		}
+	}
+	if c.Nominated {
+		return Block{Kind: BlockedNominated, Why: "pending pods are expected on it"}
+	}
+	return justReady(c.Node, now)
+}
+
+func doNotDisruptBlock(what string, annotations map[string]string, start, now time.Time) Block {
+	protected, until := termination.DoNotDisruptUntil(annotations, start, now)
+	switch {
+	case !protected:
+		return Block{}
+	case until.IsZero():
+		return Block{Kind: BlockedDoNotDisrupt, Why: what + " is annotated do-not-disrupt"}
+	}
+	return Block{Kind: BlockedDoNotDisrupt, Why: fmt.Sprintf("%s is annotated do-not-disrupt until %s", what, until.UTC().Format(time.RFC3339)),
+		Until: until}
+}
+
+// justReady blocks a node that became Ready less than state.NominationGrace
+// ago: kube-scheduler may still be binding the pods nominated to it, so an
+// empty look does not mean the node is unneeded.
+func justReady(node *corev1.Node, now time.Time) Block {
+	for _, cond := range node.Status.Conditions {
+		if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue && now.Sub(cond.LastTransitionTime.Time) < state.NominationGrace {
+			return Block{Kind: BlockedJustReady, Why: fmt.Sprintf("node became Ready %s ago; the pods nominated to it may still be binding",
+				now.Sub(cond.LastTransitionTime.Time).Round(time.Second)), Until: cond.LastTransitionTime.Add(state.NominationGrace)}
+		}
+	}
+	return Block{}
+}
+
+// pdbIndex holds the PDBs that allow no disruption now, by namespace, with
+// their selectors parsed once per round.
+type pdbIndex map[string][]parsedPDB
+
+type parsedPDB struct {
+	pdb      *policyv1.PodDisruptionBudget
+	selector labels.Selector
+}
+
+func newPDBIndex(pdbs []*policyv1.PodDisruptionBudget) pdbIndex {
+	out := pdbIndex{}
+	for _, pdb := range pdbs {
+		if pdb.Status.DisruptionsAllowed > 0 || pdb.Spec.Selector == nil {
+			continue
+		}
+		// An empty selector matches every pod of the namespace, as the
+		// Eviction API reads it; an unreadable one matches none.
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		if err != nil {
+			continue
+		}
+		out[pdb.Namespace] = append(out[pdb.Namespace], parsedPDB{pdb: pdb, selector: sel})
+	}
+	return out
+}
+
+// blocking returns a PDB that would refuse the pod's eviction now, or nil.
+func (ix pdbIndex) blocking(p *corev1.Pod) *policyv1.PodDisruptionBudget {
+	for _, pp := range ix[p.Namespace] {
+		if pp.selector.Matches(labels.Set(p.Labels)) {
+			return pp.pdb
+		}
+	}
+	return nil
+}
+
+// priceIndex finds a node's offering among its pool's instance types.
+type priceIndex map[string]map[string]*cloudprovider.InstanceType // pool -> type name -> type
+
+func newPriceIndex(s *scheduler.Snapshot) priceIndex {
+	out := priceIndex{}
+	for pool, types := range s.InstanceTypes {
+		byName := make(map[string]*cloudprovider.InstanceType, len(types))
+		for _, it := range types {
+			byName[it.Name] = it
+		}
+		out[pool] = byName
+	}
+	return out
+}
+
+// offering reads the node's offering from its labels and prices it with the
+// pool's offering of the same zone and capacity type, available or not (the
+// node runs on it either way).
+func (ix priceIndex) offering(pool string, node *corev1.Node) NodeOffering {
+	o := NodeOffering{InstanceType: node.Labels[corev1.LabelInstanceTypeStable], Zone: node.Labels[corev1.LabelTopologyZone],
+		CapacityType: node.Labels[v1alpha1.LabelCapacityType]}
+	it, ok := ix[pool][o.InstanceType]
+	if !ok {
+		return o
+	}
+	for _, of := range it.Offerings {
+		if of.Zone == o.Zone && of.CapacityType == o.CapacityType {
+			o.Price, o.PriceKnown = of.Price, true
+			return o
+		}
+	}
+	return o
+}

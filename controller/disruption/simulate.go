@@ -1,0 +1,129 @@
+package disruption
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+	"github.com/stowage-dev/stowage/controller/scheduling"
+)
+
+// simulation is the answer to "were these candidates gone, where would their
+// pods go?", from the scheduling core the provisioner uses.
+type simulation struct {
+	results *scheduler.Results
+	// owner is pod namespace/name -> the candidate the pod runs on
+	owner map[string]*Candidate
+}
+
+// whatIf solves for the candidates' reschedulable pods as if the candidates
+// were gone: they and every node that cannot take pods now (not Ready, still
+// launching, or part of another command) are marked for deletion, so that
+// they take no pod but their pods still count for topology spread and
+// affinity. launch lets the solve add NodeClaims from the pools' instance
+// types; without it, pods that fit on no node are unschedulable. The nodes
+// alsoGone are removed as well, without their pods needing a home (other
+// commands provide for them).
+func whatIf(r *Round, opts scheduler.Options, candidates []*Candidate, launch bool, alsoGone ...*Candidate) simulation {
+	gone := make(map[string]bool, len(candidates)+len(alsoGone))
+	for _, c := range alsoGone {
+		gone[c.Name()] = true
+	}
+	sim := simulation{owner: map[string]*Candidate{}}
+	var pods []*corev1.Pod
+	for _, c := range candidates {
+		gone[c.Name()] = true
+		for _, p := range c.ReschedulablePods() {
+			// A shallow copy: the solver only reads it, and a pod with a node
+			// name counts as placed already.
+			moved := *p
+			moved.Spec.NodeName = ""
+			pods = append(pods, &moved)
+			sim.owner[p.Namespace+"/"+p.Name] = c
+		}
+	}
+	snap := *r.Snapshot
+	snap.Pods, snap.Nodes = pods, simulatedNodes(r, pods, gone)
+	if !launch {
+		snap.InstanceTypes = nil
+	}
+	sim.results = scheduler.Solve(&snap, opts)
+	return sim
+}
+
+// simulatedNodes are the nodes a simulation of moving pods off the gone ones
+// solves on: the compacted receivers when the pods allow it, else every node
+// with those that cannot receive marked for deletion.
+func simulatedNodes(r *Round, pods []*corev1.Pod, gone map[string]bool) []*scheduler.StateNode {
+	if receivers, ok := r.receivers(pods); ok {
+		out := make([]*scheduler.StateNode, 0, len(receivers))
+		for _, sn := range receivers {
+			if !gone[sn.Name()] {
+				out = append(out, sn)
+			}
+		}
+		return out
+	}
+	out := make([]*scheduler.StateNode, len(r.Snapshot.Nodes))
+	for i, sn := range r.Snapshot.Nodes {
+		out[i] = sn
+		if !sn.MarkedForDeletion && (gone[sn.Name()] || r.Busy[sn.Name()] || !receives(sn)) {
+			marked := *sn
+			marked.MarkedForDeletion = true
+			out[i] = &marked
+		}
+	}
+	return out
+}
+
+// receives reports whether pods may be moved onto the node now: it has
+// registered, is Ready and initialized. A claim still launching may never
+// come up, so nothing counts on it.
+func receives(sn *scheduler.StateNode) bool {
+	if sn.Node == nil || !nodeReady(sn.Node) {
+		return false
+	}
+	return sn.NodeClaim == nil || initialized(sn)
+}
+
+// unschedulable returns the candidates whose pods fit nowhere, each once, in
+// the order of the solve's unschedulable pods, with the first reason.
+func (s simulation) unschedulable() []Blocked {
+	var out []Blocked
+	seen := map[string]bool{}
+	for _, u := range s.results.Unschedulable {
+		c := s.owner[u.Pod.Namespace+"/"+u.Pod.Name]
+		if c == nil || seen[c.Name()] {
+			continue
+		}
+		seen[c.Name()] = true
+		out = append(out, Blocked{Candidate: c, Block: Block{Kind: BlockedUnschedulable,
+			Why: "pod " + u.Pod.Namespace + "/" + u.Pod.Name + " could not be rescheduled: " + u.Reason}})
+	}
+	return out
+}
+
+// nodeFree is the node's allocatable less its pods' requests, never negative.
+func (r *Round) nodeFree(sn *scheduler.StateNode) scheduling.Resources {
+	free := scheduling.FromList(sn.Node.Status.Allocatable)
+	for _, p := range sn.Pods {
+		if !finished(p) {
+			free = free.Sub(r.requestsOf(p))
+		}
+	}
+	return free.Max(scheduling.Resources{})
+}
+
+// requests sums the candidates' reschedulable pods' requests.
+func requests(cs []*Candidate) scheduling.Resources {
+	var total scheduling.Resources
+	for _, c := range cs {
+		total = total.Add(c.Requests())
+	}
+	return total
+}
+
+// fitsRoughly reports whether need fits in free on CPU, memory and pods: a
+// necessary condition for the pods to fit, cheap to check before a solve.
+func fitsRoughly(need, free scheduling.Resources) bool {
+	return need.CPU <= free.CPU && need.Memory <= free.Memory && need.Pods <= free.Pods
+}
