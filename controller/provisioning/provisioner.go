@@ -159,7 +159,8 @@ func (p *Provisioner) provisionablePods() []*corev1.Pod {
 // user), as pending copies: they count as pending, so that their new
 // capacity is launched when the deletion starts, not after the drain evicts
 // them, and they are nominated to it, which keeps it from looking idle. A
-// copy keeps the pod's name, so a nomination is the pod's. A node a
+// copy keeps the pod's name, so a nomination is the pod's; a pod that has
+// its next home already is counted there, and not planned again. A node a
 // disruption command has only marked is left out: the command launches its
 // replacement itself, and takes the mark back if that fails.
 func (p *Provisioner) leavingPods() []*corev1.Pod {
@@ -173,7 +174,7 @@ func (p *Provisioner) leavingPods() []*corev1.Pod {
 				pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 				continue
 			}
-			if _, mirror := pod.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
+			if _, mirror := pod.Annotations[corev1.MirrorPodAnnotationKey]; mirror || p.cluster.HasNextHome(pod) {
 				continue
 			}
 			moving := *pod

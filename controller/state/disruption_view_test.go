@@ -106,10 +106,14 @@ func TestTheNextHomeOfPodsOnARemovedNodeStaysNominated(t *testing.T) {
 	if !nodeNamed(t, c, "next").Nominated {
 		t.Fatal("the next home of a pod waiting on a removed node is not Nominated")
 	}
+	// Its room there is counted, so that the provisioner does not plan it again.
+	if !c.HasNextHome(web) || len(nodeNamed(t, c, "next").Pods) != 1 {
+		t.Fatalf("next home known %v with %d pods, want known and the pod counted there", c.HasNextHome(web), len(nodeNamed(t, c, "next").Pods))
+	}
 	evicted := web.DeepCopy()
 	evicted.DeletionTimestamp = &metav1.Time{Time: clk.Now()}
 	c.UpdatePod(evicted)
-	if nodeNamed(t, c, "next").Nominated {
+	if nodeNamed(t, c, "next").Nominated || c.HasNextHome(evicted) {
 		t.Fatal("still Nominated after the pod was evicted")
 	}
 }

@@ -154,8 +154,11 @@ func (c *Cluster) nominatedPods() (map[string][]*corev1.Pod, map[*stateNode]bool
 		}
 		if p.Spec.NodeName != "" {
 			// Its next home, held while its node drains (see LapseNominations).
-			if n := c.find(nom.target); n != nil && p.Spec.NodeName != nom.target && c.leaving(p.Spec.NodeName) {
+			if n := c.nextHome(p, nom); n != nil {
 				chosen[n] = true
+				moving := *p
+				moving.Spec.NodeName = ""
+				pods[nom.target] = append(pods[nom.target], &moving)
 			}
 			continue
 		}
@@ -173,6 +176,31 @@ func (c *Cluster) nominatedPods() (map[string][]*corev1.Pod, map[*stateNode]bool
 		}
 	}
 	return pods, chosen
+}
+
+// HasNextHome reports whether pod, running on a node being removed, was
+// nominated to a node or claim that is not: its room there is counted in
+// every snapshot, so the provisioner does not plan it again (which could
+// launch a second node for it while the first is on its way).
+func (c *Cluster) HasNextHome(pod *corev1.Pod) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	nom, ok := c.nominations[key(pod)]
+	p, known := c.pods[key(pod)]
+	return ok && known && c.nextHome(p, nom) != nil
+}
+
+// nextHome is the node or claim a running pod of a node being removed is
+// nominated to, when that is not being removed too; nil otherwise. c.mu is
+// held.
+func (c *Cluster) nextHome(p *corev1.Pod, nom nomination) *stateNode {
+	if p.Spec.NodeName == "" || p.DeletionTimestamp != nil || isTerminal(p) || p.Spec.NodeName == nom.target || !c.leaving(p.Spec.NodeName) {
+		return nil
+	}
+	if n := c.find(nom.target); n != nil && !n.markedForDeletion() {
+		return n
+	}
+	return nil
 }
 
 // dropNominations forgets the nominations to target. c.mu is held.
