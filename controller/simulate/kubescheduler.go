@@ -105,8 +105,8 @@ func bestFit(nodes []*schedNode, sp *simPod) *schedNode {
 	bestScore := -1.0
 	affinity := nodeaffinity.GetRequiredNodeAffinity(sp.pod)
 	for _, n := range nodes {
+		// requests count the pod itself (Pods is 1), as NodeResourcesFit does.
 		want := n.requested.Add(sp.requests)
-		want.Pods++
 		if !want.Fits(n.allocatable) {
 			continue
 		}

@@ -260,8 +260,8 @@ func (l *launchability) poolFitFor(pod *corev1.Pod, np *v1alpha1.NodePool) poolF
 				if ok, _ := affinity.Match(node); !ok || !satisfies(reqs, node.Labels) {
 					continue
 				}
-				need := requests.Add(l.daemonOverhead(node, tmpl.Spec.Taints))
-				if need.Pods++; !need.Fits(fact.allocatable) {
+				// Requests count each pod once (Pods is 1).
+				if need := requests.Add(l.daemonOverhead(node, tmpl.Spec.Taints)); !need.Fits(fact.allocatable) {
 					continue
 				}
 				pf.offers = append(pf.offers, fitOffer{key: awsemu.PoolKey{InstanceType: name, Zone: zone, CapacityType: ct}, capacity: fact.capacity})
@@ -300,7 +300,7 @@ func satisfies(reqs scheduling.Requirements, labels map[string]string) bool {
 }
 
 // daemonOverhead sums the requests of the DaemonSet pods that would run on
-// the node, counting them as pods.
+// the node, each counting as one pod.
 func (l *launchability) daemonOverhead(node *corev1.Node, taints []corev1.Taint) scheduling.Resources {
 	var out scheduling.Resources
 	for _, ds := range l.s.DaemonSets {
@@ -312,7 +312,6 @@ func (l *launchability) daemonOverhead(node *corev1.Node, taints []corev1.Taint)
 			continue
 		}
 		out = out.Add(scheduling.PodRequests(pod))
-		out.Pods++
 	}
 	return out
 }

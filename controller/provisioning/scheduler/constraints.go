@@ -14,7 +14,18 @@ import (
 // pods that it would count towards, on a node whose domains dom gives. permanent
 // is true when the answer can never change as more pods are placed.
 func (sv *solver) topologyAllows(c *podClass, dom func(string) string) (ok, permanent bool) {
+	return sv.topologyAllowsOn(c, dom, "")
+}
+
+// topologyAllowsOn is topologyAllows for the constraints on one key only, or
+// on every key when key is empty. Each constraint reads one key, so a claim's
+// domains can be chosen key by key (chooseDomain).
+func (sv *solver) topologyAllowsOn(c *podClass, dom func(string) string, key string) (ok, permanent bool) {
+	on := func(g *topologyGroup) bool { return key == "" || g.key == key }
 	for _, g := range c.spreads {
+		if !on(g) {
+			continue
+		}
 		d := dom(g.key)
 		if d == "" {
 			return false, true
@@ -24,26 +35,29 @@ func (sv *solver) topologyAllows(c *podClass, dom func(string) string) (ok, perm
 		}
 	}
 	for _, g := range c.affinities {
+		if !on(g) {
+			continue
+		}
 		d := dom(g.key)
 		if d == "" || !(g.counts[d] > 0 || (g.total == 0 && g.matches(c.namespace, c.labels))) {
 			return false, false
 		}
 	}
 	for _, g := range c.antiAffinities {
-		if d := dom(g.key); d != "" && g.counts[d] >= g.domainLimit() {
+		if d := dom(g.key); on(g) && d != "" && g.counts[d] >= g.domainLimit() {
 			return false, true
 		}
 	}
-	return sv.othersAllow(c, dom)
+	return sv.othersAllow(c, dom, on)
 }
 
 // othersAllow keeps the required anti-affinity of pods already placed true when
 // this pod joins their domain. Their topology spreads are not rechecked:
 // kube-scheduler checks a spread only when its owner binds, and the decision's
 // Order lists the pods in the order that makes each spread hold.
-func (sv *solver) othersAllow(c *podClass, dom func(string) string) (ok, permanent bool) {
+func (sv *solver) othersAllow(c *podClass, dom func(string) string, on func(*topologyGroup) bool) (ok, permanent bool) {
 	for _, g := range c.matches {
-		if g.soft || g.kind != antiAffinityGroup {
+		if g.soft || g.kind != antiAffinityGroup || !on(g) {
 			continue
 		}
 		if d := dom(g.key); d != "" && g.owners[d] > 0 {
@@ -85,13 +99,9 @@ func (sv *solver) chooseDomain(c *podClass, n *node, reqs scheduling.Requirement
 	}
 	var best *candidate
 	for _, d := range n.pool.domainsFor(key, reqs) {
-		dom := func(k string) string {
-			if k == key {
-				return d
-			}
-			return claimDomain(n, reqs, k)
-		}
-		if ok, _ := sv.topologyAllows(c, dom); !ok {
+		// Only the constraints on this key: another key may not be pinned
+		// yet, and planTerm checks every key once all are.
+		if ok, _ := sv.topologyAllowsOn(c, func(string) string { return d }, key); !ok {
 			continue
 		}
 		cand := candidate{value: d, count: spreadCount(c, key, d), price: cheapestIn(n, reqs, key, d)}

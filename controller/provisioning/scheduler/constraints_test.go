@@ -482,6 +482,46 @@ func TestTopologySpreadKeys(t *testing.T) {
 	}
 }
 
+// TestTopologySpreadOnTwoKeys places pods that spread over two keys at once:
+// a new claim is pinned on each key in turn, and a key not pinned yet must
+// not count against the other's choice (seed 58 of the scenario generator).
+func TestTopologySpreadOnTwoKeys(t *testing.T) {
+	twoCapacityTypes := require(ctKey, "In", v1alpha1.CapacityTypeSpot, v1alpha1.CapacityTypeOnDemand)
+	for _, tc := range []struct {
+		keys  [2]string
+		skews [2]int32
+		n     int
+	}{
+		{[2]string{zoneKey, ctKey}, [2]int32{1, 2}, 1},
+		{[2]string{zoneKey, ctKey}, [2]int32{1, 1}, 6},
+		{[2]string{ctKey, zoneKey}, [2]int32{1, 1}, 6},
+		{[2]string{zoneKey, hostKey}, [2]int32{1, 1}, 6},
+	} {
+		t.Run(fmt.Sprintf("%s and %s, %d pods", tc.keys[0], tc.keys[1], tc.n), func(t *testing.T) {
+			s := snapshot(pods(tc.n, "web", "1200m", "5376Mi", spreadBy(tc.keys[0], tc.skews[0], corev1.DoNotSchedule),
+				spreadBy(tc.keys[1], tc.skews[1], corev1.DoNotSchedule)), pool("default", twoCapacityTypes))
+			r := solve(t, s, scheduler.Options{})
+			requireAllPlaced(t, s, r)
+			for i, key := range tc.keys {
+				got := countBy(s, r, "web", key)
+				if _, unpinned := got[""]; unpinned {
+					t.Fatalf("some pods have no %s domain: %v", key, got)
+				}
+				lo, hi := tc.n, 0
+				for _, c := range got {
+					lo, hi = min(lo, c), max(hi, c)
+				}
+				if key == hostKey || len(got) == 1 {
+					lo = 0
+				}
+				if hi-lo > int(tc.skews[i]) {
+					t.Errorf("%s counts %v: skew %d > %d", key, got, hi-lo, tc.skews[i])
+				}
+			}
+		})
+	}
+}
+
 func TestTopologySpreadOptions(t *testing.T) {
 	ignore, honor := ptr.To(corev1.NodeInclusionPolicyIgnore), ptr.To(corev1.NodeInclusionPolicyHonor)
 	inZoneA := requireNode([]corev1.NodeSelectorRequirement{expr(zoneKey, corev1.NodeSelectorOpIn, "us-east-1a")})

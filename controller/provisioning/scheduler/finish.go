@@ -134,7 +134,7 @@ func (sv *solver) poolReason(p *podInfo, c *podClass, pl *pool) string {
 		return fmt.Sprintf("no instance type offers %s %s in zones [%s]", quantity(name, p.requests.Get(name)), name,
 			strings.Join(pl.domainsFor(corev1.LabelTopologyZone, term), " "))
 	}
-	if name, ok := pl.withinLimits(types[firstFit(types, 0, p.requests)].it.Capacity, true); !ok {
+	if j, name := pl.fitWithinLimits(types, 0, p.requests, scheduling.Resources{}, true); j < 0 {
 		return fmt.Sprintf("launching would exceed its %s limit", name)
 	}
 	if reason := sv.minValuesReason(pl, reqs, types, p.requests); reason != "" {

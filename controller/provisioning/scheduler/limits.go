@@ -3,6 +3,8 @@ package scheduler
 import (
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
 
@@ -25,6 +27,30 @@ import (
 func (sv *solver) withinLimits(n *node, t *typeOption) bool {
 	_, ok := n.pool.withinLimits(t.it.Capacity.Sub(n.reserved), n.index < 0)
 	return ok
+}
+
+// fitWithinLimits is the index of the cheapest type from start on that holds
+// want and whose capacity, in place of what the claim reserves, stays within
+// the pool's limits, and -1 with the limit the cheapest that holds want
+// breaks when there is none. The cheapest that holds want may break a limit
+// that a dearer type with less capacity keeps (GPU types, whose price follows
+// the GPUs, not the vCPUs): Karpenter too drops the types over the limit
+// before it chooses.
+func (p *pool) fitWithinLimits(types []*typeOption, start int, want, reserved scheduling.Resources, newNode bool) (int, corev1.ResourceName) {
+	var broken corev1.ResourceName
+	for j := firstFit(types, start, want); j >= 0; j = firstFit(types, j+1, want) {
+		name, ok := p.withinLimits(types[j].it.Capacity.Sub(reserved), newNode)
+		if ok {
+			return j, ""
+		}
+		if broken == "" {
+			broken = name
+		}
+		if name == "nodes" {
+			break
+		}
+	}
+	return -1, broken
 }
 
 // claimHeadroom is how much of its pool's limits a claim may use: the limits

@@ -120,3 +120,54 @@ func TestLimitsHoldAcrossBatches(t *testing.T) {
 		})
 	}
 }
+
+// limitTypes are wide (16 vCPU) and narrow (8 vCPU, at twice the price).
+func limitTypes() []*cloudprovider.InstanceType {
+	ofs := func(price float64) cloudprovider.Offerings {
+		return cloudprovider.Offerings{{Zone: zoneA, CapacityType: v1alpha1.CapacityTypeOnDemand, Price: price, Available: true}}
+	}
+	return []*cloudprovider.InstanceType{
+		schedulertest.NewInstanceType("wide", 16, 32<<30, 32, ofs(0.1)),
+		schedulertest.NewInstanceType("narrow", 8, 16<<30, 32, ofs(0.2)),
+	}
+}
+
+// TestLimitsChooseATypeThatFits places pods on a dearer type with less
+// capacity when the cheapest that holds them would break the pool's limit,
+// as GPU types do (seed 6 of the scenario generator: the cheapest 8-GPU type
+// has 192 vCPU, p4d.24xlarge 96). wide has 16 vCPU, narrow 8 at twice the
+// price; the pool is limited to 24 vCPU, and each pod needs a node.
+func TestLimitsChooseATypeThatFits(t *testing.T) {
+	for _, policy := range scheduler.PreferencePolicies {
+		t.Run(string(policy), func(t *testing.T) {
+			s := limitedSnapshot("24", pods(3, "web", "1", "1Gi", antiAffinity(hostKey)))
+			s.InstanceTypes["default"] = limitTypes()
+			r := solve(t, s, scheduler.Options{Preferences: policy})
+			if r.PodCount() != 2 {
+				t.Fatalf("placed %d of 3, want 2 (one on wide, one on narrow); unschedulable: %s", r.PodCount(), reasons(r))
+			}
+			requireReason(t, r, 1, "nodepool default: launching would exceed its cpu limit")
+			var lists []string
+			for _, nc := range r.NewNodeClaims {
+				lists = append(lists, strings.Join(typeNames(nc), ","))
+			}
+			// The first claim may fall back to narrow: its worst case is still wide.
+			if want := "wide,narrow|narrow"; strings.Join(lists, "|") != want {
+				t.Errorf("claims list %q, want %q", strings.Join(lists, "|"), want)
+			}
+			if got := worstCPU(r); got > 24000 {
+				t.Errorf("the claims may launch %dm vCPU together, over the 24 vCPU limit", got)
+			}
+		})
+	}
+}
+
+// TestLimitReasonLooksBeyondTheCheapestType: a pod refused for another
+// reason is not told that the limit stops it while a type that fits the
+// limit holds it (wide breaks the 12 vCPU limit, narrow does not).
+func TestLimitReasonLooksBeyondTheCheapestType(t *testing.T) {
+	s := limitedSnapshot("12", pods(1, "web", "1", "1Gi", podAffinity(false, 0, zoneKey, "db")))
+	s.InstanceTypes["default"] = limitTypes()
+	r := solve(t, s, scheduler.Options{})
+	requireReason(t, r, 1, "nodepool default: cannot satisfy pod affinity")
+}

@@ -152,8 +152,8 @@ func (sv *solver) planTerm(p *podInfo, c *podClass, n *node, reqs scheduling.Req
 		types, start = filterTypes(n.types, reqs), 0
 	}
 	want := n.used.Add(p.requests)
-	j := firstFit(types, start, want)
-	if j < 0 || !sv.minValuesHold(n, reqsOr(reqs, n.reqs), types, j, want) || !sv.withinLimits(n, types[j]) {
+	j, _ := n.pool.fitWithinLimits(types, start, want, n.reserved, n.index < 0)
+	if j < 0 || !sv.minValuesHold(n, reqsOr(reqs, n.reqs), types, j, want) {
 		return nil
 	}
 	if n.index < 0 {
@@ -190,11 +190,11 @@ func (sv *solver) sizeForAlike(p *podInfo, c *podClass, n *node, reqs scheduling
 		if k < 1 {
 			continue
 		}
-		if perPod := types[i].price / float64(k); perPod < bestPerPod*(1-1e-9) {
+		if perPod := types[i].price / float64(k); perPod < bestPerPod*(1-1e-9) && sv.withinLimits(n, types[i]) {
 			best, bestPerPod = i, perPod
 		}
 	}
-	if best == j || !sv.minValuesHold(n, reqs, types, best, p.requests) || !sv.withinLimits(n, types[best]) {
+	if best == j || !sv.minValuesHold(n, reqs, types, best, p.requests) {
 		return j
 	}
 	return best
