@@ -200,7 +200,12 @@ func poolsAndTypes(ctx context.Context, v types.Dynamic) ([]string, []string, er
 		}
 		np.SetDefaults()
 		names = append(names, np.Name)
-		allowed := matching(all, scheduling.FromAPI(np.Spec.Template.Spec.Requirements))
+		reqs := scheduling.FromAPI(np.Spec.Template.Spec.Requirements)
+		// IAM cannot tell a launch into a reservation from another, and the
+		// catalogue holds no reservations: a pool's types are those its other
+		// requirements allow, whatever its capacity types.
+		delete(reqs, v1alpha1.LabelCapacityType)
+		allowed := matching(all, reqs)
 		if len(allowed) == 0 {
 			return nil, nil, fmt.Errorf("node_pools[%d]: pool %s allows no instance type of the catalogue; fix its requirements", i, np.Name)
 		}
