@@ -101,31 +101,41 @@ func comparable(u *unstructured.Unstructured) map[string]any {
 	return c
 }
 
-// nodeClaimsGuard refuses to remove the controller while NodeClaims exist,
-// unless told to delete them first: their finalizers need the controller to
-// drain their nodes and terminate their instances.
+// nodeClaimsGuard refuses to remove the controller while NodeClaims exist
+// that nothing is deleting, unless told to delete them first: their
+// finalizers need the controller to drain their nodes and terminate their
+// instances. NodeClaims already being deleted (their pool was destroyed just
+// before) are waited for, while the controller still runs to finish them.
 func (in installation) nodeClaimsGuard(ctx context.Context, drain bool) error {
 	claims, err := in.c.NodeClaims(ctx, "")
 	if err != nil || len(claims) == 0 {
 		return err
 	}
-	if !drain {
-		names := make([]string, 0, len(claims))
-		for _, nc := range claims {
-			names = append(names, nc.Name)
+	var live []string
+	for _, nc := range claims {
+		if nc.DeletionTimestamp == nil {
+			live = append(live, nc.Name)
 		}
+	}
+	if len(live) > 0 && !drain {
 		return fmt.Errorf("%d NodeClaims still exist (%s): their nodes run pods, and their finalizers need the controller to drain "+
 			"the nodes and terminate the instances. Delete the node pools first (stowage_node_pool with allow_destroy_with_nodes), "+
 			"or set destroy_node_claims = true and apply, to have the provider delete the NodeClaims and wait for the controller "+
-			"to finish before removing it", len(claims), strings.Join(names, ", "))
+			"to finish before removing it", len(live), strings.Join(live, ", "))
 	}
-	if err := in.c.DeleteNodeClaims(ctx); err != nil {
-		return err
+	if len(live) > 0 {
+		if err := in.c.DeleteNodeClaims(ctx); err != nil {
+			return err
+		}
 	}
-	return wait.PollUntilContextTimeout(ctx, pollInterval, removeTimeout, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, pollInterval, removeTimeout, true, func(ctx context.Context) (bool, error) {
 		left, err := in.c.NodeClaims(ctx, "")
 		return len(left) == 0, err
 	})
+	if err != nil {
+		return fmt.Errorf("waiting for the controller to finish the NodeClaims being deleted (%d): %w; is it running?", len(claims), err)
+	}
+	return nil
 }
 
 // remove deletes every object, the CRDs first (while the controller still
