@@ -24,6 +24,20 @@ type controllerBuild struct {
 // describes it (its arguments, environment, service account and IRSA role):
 // what it may do is what the RBAC and the IAM policy Terraform made allow.
 func (e *Env) RunController(ctx context.Context, namespace string) (*testbed.ControllerProcess, error) {
+	binary, err := e.Stowage()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(e.Dir, "controller-")
+	if err != nil {
+		return nil, err
+	}
+	return e.Bed.RunController(ctx, testbed.ProcessOptions{Binary: binary, Dir: dir,
+		AWSEndpoint: e.TLS.URL, AWSCABundle: e.CABundle, Namespace: namespace})
+}
+
+// Stowage is the stowage binary built from this tree (once per Env).
+func (e *Env) Stowage() (string, error) {
 	e.controller.once.Do(func() {
 		e.controller.binary = filepath.Join(e.Dir, "stowage")
 		build := exec.Command("go", "build", "-o", e.controller.binary, "github.com/stowage-dev/stowage/controller/cmd/stowage")
@@ -31,15 +45,7 @@ func (e *Env) RunController(ctx context.Context, namespace string) (*testbed.Con
 			e.controller.err = fmt.Errorf("building stowage: %w\n%s", err, out)
 		}
 	})
-	if e.controller.err != nil {
-		return nil, e.controller.err
-	}
-	dir, err := os.MkdirTemp(e.Dir, "controller-")
-	if err != nil {
-		return nil, err
-	}
-	return e.Bed.RunController(ctx, testbed.ProcessOptions{Binary: e.controller.binary, Dir: dir,
-		AWSEndpoint: e.TLS.URL, AWSCABundle: e.CABundle, Namespace: namespace})
+	return e.controller.binary, e.controller.err
 }
 
 // LogTail is the last n lines of a controller's log, for a failing test.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 
 	"github.com/stowage-dev/stowage/internal/awsemu"
 	"github.com/stowage-dev/stowage/internal/testbed"
@@ -26,7 +27,8 @@ type Snapshot map[string]bool
 // Objects takes a snapshot of the cluster, through discovery: every
 // resource that can be listed.
 func (e *Env) Objects(ctx context.Context) (Snapshot, error) {
-	cfg := e.Bed.ControlPlane.Config
+	cfg := rest.CopyConfig(e.Bed.ControlPlane.Config)
+	cfg.WarningHandler = rest.NoWarnings{} // deprecated kinds are listed too
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, err

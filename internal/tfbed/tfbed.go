@@ -120,13 +120,29 @@ func (e *Env) prepare(ctx context.Context) error {
 	if e.CLI, err = tfcli.New(filepath.Join(e.Dir, "terraform"), b.ControlPlane.KubeconfigPath); err != nil {
 		return err
 	}
-	// Static keys STS did not issue act as the account's administrator, as a
-	// platform team's pipeline does.
-	e.CLI.Env = append(e.CLI.Env, "AWS_CA_BUNDLE="+e.CABundle, "AWS_ACCESS_KEY_ID=AKIDTERRAFORM",
-		"AWS_SECRET_ACCESS_KEY=terraform", "AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull,
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_PROFILE=", "AWS_REGION="+testbed.Region)
+	// Terraform runs as an IAM user of the account, an administrator, as a
+	// platform team's pipeline does; the cluster maps it to system:masters,
+	// as its creator's access entry would, so that a provider block with
+	// eks_cluster_name authenticates with a token STS verifies. Every
+	// service is the emulator over TLS, but STS, which EKS tokens are signed
+	// for, is the endpoint the bed's token webhook replays them against.
+	b.Emulator.AddCredential(awsemu.Credential{AccessKeyID: terraformKey, SecretAccessKey: terraformSecret,
+		ARN: TerraformUserARN, UserID: "AIDATERRAFORM00000001"})
+	b.TokenWebhook.MapRole(TerraformUserARN, testbed.RoleMapping{Username: "terraform", Groups: []string{"system:masters"}})
+	e.CLI.Env = append(e.CLI.Env, "AWS_CA_BUNDLE="+e.CABundle, "AWS_ACCESS_KEY_ID="+terraformKey,
+		"AWS_SECRET_ACCESS_KEY="+terraformSecret, "AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull,
+		"AWS_EC2_METADATA_DISABLED=true", "AWS_PROFILE=", "AWS_REGION="+testbed.Region,
+		"AWS_ENDPOINT_URL="+e.TLS.URL, "AWS_ENDPOINT_URL_STS="+b.EmulatorURL)
 	return nil
 }
+
+// Terraform's credentials, and the IAM user they are.
+const (
+	terraformKey    = "AKIDTERRAFORM"
+	terraformSecret = "terraform"
+	// TerraformUserARN is who Terraform runs as.
+	TerraformUserARN = "arn:aws:iam::123456789012:user/terraform"
+)
 
 // Stop stops the TLS server and the bed.
 func (e *Env) Stop() error {
