@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/provider/internal/kube"
 )
 
@@ -104,8 +105,10 @@ func comparable(u *unstructured.Unstructured) map[string]any {
 // nodeClaimsGuard refuses to remove the controller while NodeClaims exist
 // that nothing is deleting, unless told to delete them first: their
 // finalizers need the controller to drain their nodes and terminate their
-// instances. NodeClaims already being deleted (their pool was destroyed just
-// before) are waited for, while the controller still runs to finish them.
+// instances. NodeClaims on their way out (being deleted, or of a pool that is
+// gone, which the garbage collector deletes them after: their pool was
+// destroyed just before) are waited for, while the controller still runs to
+// finish them.
 func (in installation) nodeClaimsGuard(ctx context.Context, drain bool) error {
 	claims, err := in.c.NodeClaims(ctx, "")
 	if err != nil || len(claims) == 0 {
@@ -113,7 +116,11 @@ func (in installation) nodeClaimsGuard(ctx context.Context, drain bool) error {
 	}
 	var live []string
 	for _, nc := range claims {
-		if nc.DeletionTimestamp == nil {
+		leaving, err := in.leaving(ctx, nc)
+		if err != nil {
+			return err
+		}
+		if !leaving {
 			live = append(live, nc.Name)
 		}
 	}
@@ -136,6 +143,20 @@ func (in installation) nodeClaimsGuard(ctx context.Context, drain bool) error {
 		return fmt.Errorf("waiting for the controller to finish the NodeClaims being deleted (%d): %w; is it running?", len(claims), err)
 	}
 	return nil
+}
+
+// leaving reports whether a NodeClaim is being deleted, or will be as its
+// pool is gone.
+func (in installation) leaving(ctx context.Context, nc v1alpha1.NodeClaim) (bool, error) {
+	if nc.DeletionTimestamp != nil {
+		return true, nil
+	}
+	pool := nc.Labels[v1alpha1.LabelNodePool]
+	if pool == "" {
+		return false, nil
+	}
+	u, err := in.c.Get(ctx, "nodepools", pool)
+	return u == nil || u.GetDeletionTimestamp() != nil, err
 }
 
 // remove deletes every object, the CRDs first (while the controller still
