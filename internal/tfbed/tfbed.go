@@ -6,7 +6,8 @@
 // the bed's service-account issuer trusted as the cluster's IAM OIDC
 // provider, the runtime interface emulator running the Lambda functions
 // Terraform deploys, and the controller run as the Deployment Terraform
-// applied describes it. Leftovers says what a destroy left behind.
+// applied describes it. Fleets says what the controller's launches came to,
+// and Leftovers what a destroy left behind.
 package tfbed
 
 import (
@@ -54,6 +55,7 @@ type Env struct {
 	Dir string
 
 	controller controllerBuild
+	fleets     fleets
 }
 
 // Catalogue is the emulator's small catalogue and the named types of the
@@ -108,7 +110,7 @@ func (e *Env) prepare(ctx context.Context) error {
 		return err
 	}
 	b.Emulator.SetFunctionRuntime(e.Functions)
-	e.TLS = httptest.NewTLSServer(b.Emulator.Handler())
+	e.TLS = httptest.NewTLSServer(e.fleets.record(b.Emulator.Handler()))
 	e.CABundle = filepath.Join(e.Dir, "emulator-ca.pem")
 	if err := os.WriteFile(e.CABundle, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: e.TLS.Certificate().Raw}), 0o600); err != nil {
 		return err
@@ -123,18 +125,28 @@ func (e *Env) prepare(ctx context.Context) error {
 	// Terraform runs as an IAM user of the account, an administrator, as a
 	// platform team's pipeline does; the cluster maps it to system:masters,
 	// as its creator's access entry would, so that a provider block with
-	// eks_cluster_name authenticates with a token STS verifies. Every
-	// service is the emulator over TLS, but STS, which EKS tokens are signed
-	// for, is the endpoint the bed's token webhook replays them against.
+	// eks_cluster_name authenticates with a token STS verifies.
 	b.Emulator.AddCredential(awsemu.Credential{AccessKeyID: terraformKey, SecretAccessKey: terraformSecret,
 		ARN: TerraformUserARN, UserID: "AIDATERRAFORM00000001"})
 	b.TokenWebhook.MapRole(TerraformUserARN, testbed.RoleMapping{Username: "terraform", Groups: []string{"system:masters"}})
 	e.CLI.Env = append(e.CLI.Env, "AWS_CA_BUNDLE="+e.CABundle, "AWS_ACCESS_KEY_ID="+terraformKey,
 		"AWS_SECRET_ACCESS_KEY="+terraformSecret, "AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull,
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_PROFILE=", "AWS_REGION="+testbed.Region,
-		"AWS_ENDPOINT_URL="+e.TLS.URL, "AWS_ENDPOINT_URL_STS="+b.EmulatorURL)
+		"AWS_EC2_METADATA_DISABLED=true", "AWS_PROFILE=", "AWS_REGION="+testbed.Region, "AWS_ENDPOINT_URL=")
+	// A configuration that names no endpoint finds each service's in the
+	// environment: the emulator over TLS, but STS, which EKS tokens are
+	// signed for, at the endpoint the bed's token webhook replays them
+	// against. (AWS_ENDPOINT_URL would also win over AWS_ENDPOINT_URL_STS
+	// once the provider passes it on as the base endpoint.)
+	for _, service := range endpointServices {
+		e.CLI.Env = append(e.CLI.Env, "AWS_ENDPOINT_URL_"+service+"="+e.TLS.URL)
+	}
+	e.CLI.Env = append(e.CLI.Env, "AWS_ENDPOINT_URL_STS="+b.EmulatorURL)
 	return nil
 }
+
+// endpointServices are the services the provider calls besides STS, as
+// their AWS_ENDPOINT_URL_<service> variables name them.
+var endpointServices = []string{"EC2", "EKS", "EVENTBRIDGE", "IAM", "LAMBDA", "PRICING", "SQS", "SSM", "CLOUDWATCH_LOGS"}
 
 // Terraform's credentials, and the IAM user they are.
 const (

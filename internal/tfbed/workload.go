@@ -18,8 +18,10 @@ type Workload struct {
 	Namespace, Name string
 	Replicas        int32
 	Requests        corev1.ResourceList
-	NodeSelector    map[string]string
-	Tolerations     []corev1.Toleration
+	// Limits must hold extended resources (nvidia.com/gpu) as Requests do.
+	Limits       corev1.ResourceList
+	NodeSelector map[string]string
+	Tolerations  []corev1.Toleration
 }
 
 // Run creates the workload's namespace and Deployment.
@@ -31,7 +33,7 @@ func (e *Env) Run(ctx context.Context, w Workload) error {
 			Replicas: &w.Replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
 				NodeSelector: w.NodeSelector, Tolerations: w.Tolerations,
-				Containers: []corev1.Container{{Name: "app", Image: w.Name, Resources: corev1.ResourceRequirements{Requests: w.Requests}}}}}}})
+				Containers: []corev1.Container{{Name: "app", Image: w.Name, Resources: corev1.ResourceRequirements{Requests: w.Requests, Limits: w.Limits}}}}}}})
 }
 
 // Nodes returns the nodes the workload's pods run on, once all its replicas
@@ -119,4 +121,18 @@ func (e *Env) ExpectClean(t testing.TB, before Snapshot) {
 	if err != nil && len(left) == 0 {
 		t.Error(err)
 	}
+}
+
+// DestroyOnFailure has t's cleanup run destroy (terraform's arguments) in
+// dir when t has failed, so that the package's next test finds the bed as
+// bare as it expects.
+func (e *Env) DestroyOnFailure(t testing.TB, dir string, destroy []string) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		if out, err := e.CLI.Run(dir, destroy...); err != nil {
+			t.Logf("destroying after the failure: %v\n%s", err, out)
+		}
+	})
 }
