@@ -5,17 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/stowage-dev/stowage/controller/apis/crds"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/internal/tfbed"
 	"github.com/stowage-dev/stowage/internal/tfcli"
@@ -42,36 +36,6 @@ func start(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	return &env{Env: b, tf: b.CLI, dyn: dyn}
-}
-
-// installCRDs installs Stowage's CRDs, for a test of pools without the
-// controller, and removes them when the test ends: the bed is left as bare
-// as the next test expects it.
-func (e *env) installCRDs(t *testing.T) {
-	t.Helper()
-	all, err := crds.CRDs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := envtest.InstallCRDs(e.Bed.ControlPlane.Config, envtest.CRDInstallOptions{CRDs: all}); err != nil {
-		t.Fatalf("installing the CRDs: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		res := e.dyn.Resource(apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions"))
-		for _, crd := range all {
-			if err := res.Delete(ctx, crd.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				t.Errorf("deleting CRD %s: %v", crd.Name, err)
-			}
-			err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-				_, err := res.Get(ctx, crd.Name, metav1.GetOptions{})
-				return apierrors.IsNotFound(err), nil
-			})
-			if err != nil {
-				t.Errorf("CRD %s is not gone: %v", crd.Name, err)
-			}
-		}
-	})
 }
 
 // root writes a root configuration calling the module at ../<module>, copied

@@ -91,7 +91,7 @@ output "unschedulable" {
 // pattern, plans no change afterwards, and destroys everything.
 func TestNodePoolsModuleAppliesPlansCleanAndDestroys(t *testing.T) {
 	e := start(t)
-	e.installCRDs(t)
+	e.InstallCRDs(t)
 	dir := root(t, "node-pools", seedPools)
 	e.tf.MustRun(t, dir, "init", "-input=false")
 	if out := e.tf.MustRun(t, dir, "validate"); !strings.Contains(out, "The configuration is valid") {

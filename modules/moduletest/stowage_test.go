@@ -141,6 +141,8 @@ func TestStowageModuleDeploysEverythingAndDestroysCleanly(t *testing.T) {
 		return tfbed.Flags(map[string]string{"aws_endpoint": v["aws_endpoint"], "cluster_endpoint": v["cluster_endpoint"],
 			"cluster_ca": v["cluster_ca"], "oidc_provider_arn": v["oidc_provider_arn"], "lambda_architecture": v["lambda_architecture"], "irsa": irsa})
 	}
+	destroy := append([]string{"destroy", "-input=false", "-auto-approve"}, vars("true")...)
+	e.DestroyOnFailure(t, dir, destroy)
 	applyAndPlanClean(t, e, dir, vars("false"), "Plan: 7 to add, 0 to change, 0 to destroy")
 	out := stowageOutputs(t, e, dir)
 	checkPodIdentity(t, e, out)
@@ -150,7 +152,6 @@ func TestStowageModuleDeploysEverythingAndDestroysCleanly(t *testing.T) {
 	out = stowageOutputs(t, e, dir)
 	checkIRSA(t, e, out)
 
-	destroy := append([]string{"destroy", "-input=false", "-auto-approve"}, vars("true")...)
 	t.Run("the controller, as the module deployed it, launches for the pool and drains it on destroy", func(t *testing.T) {
 		p, err := e.RunController(ctx, "karpenter")
 		if err != nil {
@@ -183,10 +184,9 @@ func TestStowageModuleDeploysEverythingAndDestroysCleanly(t *testing.T) {
 		// controller with the permissions of its role, which goes last.
 		e.tf.MustRun(t, dir, destroy...)
 	})
-	if t.Failed() {
-		_, _ = e.tf.Run(dir, destroy...)
+	if !t.Failed() { // a failed test's leftovers are its cleanup's to destroy
+		e.ExpectClean(t, before)
 	}
-	e.ExpectClean(t, before)
 }
 
 // applyAndPlanClean applies, wanting the plan summary when given, and then
