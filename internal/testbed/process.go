@@ -74,6 +74,8 @@ type ProcessOptions struct {
 	AWSEndpoint, AWSCABundle string
 	// MetricsAddr and HealthAddr override the Deployment's, which a pod owns alone.
 	MetricsAddr, HealthAddr string
+	// Namespace is the Deployment's; deploy.Namespace when empty.
+	Namespace string
 }
 
 // RunController runs the controller as the Deployment in the cluster
@@ -84,12 +86,15 @@ type ProcessOptions struct {
 // the controller may do is exactly what the cluster's RBAC and that role's
 // IAM policy allow.
 func (b *Bed) RunController(ctx context.Context, o ProcessOptions) (*ControllerProcess, error) {
+	if o.Namespace == "" {
+		o.Namespace = deploy.Namespace
+	}
 	var d appsv1.Deployment
-	if err := b.Admin.Get(ctx, client.ObjectKey{Namespace: deploy.Namespace, Name: deploy.Name}, &d); err != nil {
+	if err := b.Admin.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: deploy.Name}, &d); err != nil {
 		return nil, fmt.Errorf("reading the controller's Deployment: %w", err)
 	}
 	var sa corev1.ServiceAccount
-	if err := b.Admin.Get(ctx, client.ObjectKey{Namespace: deploy.Namespace, Name: d.Spec.Template.Spec.ServiceAccountName}, &sa); err != nil {
+	if err := b.Admin.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: d.Spec.Template.Spec.ServiceAccountName}, &sa); err != nil {
 		return nil, fmt.Errorf("reading the controller's service account: %w", err)
 	}
 	env, err := b.podEnvironment(ctx, d, sa, o)
@@ -123,7 +128,7 @@ func orZero(addr string) string {
 // podEnvironment is the container's environment as the kubelet and the pod
 // identity webhook make it, with the bed's own endpoints.
 func (b *Bed) podEnvironment(ctx context.Context, d appsv1.Deployment, sa corev1.ServiceAccount, o ProcessOptions) ([]string, error) {
-	token, err := b.serviceAccountToken(ctx, sa.Name, nil)
+	token, err := b.serviceAccountToken(ctx, sa.Namespace, sa.Name, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +141,7 @@ func (b *Bed) podEnvironment(ctx context.Context, d appsv1.Deployment, sa corev1
 		"AWS_ENDPOINT_URL=" + o.AWSEndpoint, "AWS_ENDPOINT_URL_STS=" + o.AWSEndpoint, "AWS_CA_BUNDLE=" + o.AWSCABundle, "AWS_EC2_METADATA_DISABLED=true",
 		"AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull}
 	if role := sa.Annotations["eks.amazonaws.com/role-arn"]; role != "" {
-		idToken, err := b.serviceAccountToken(ctx, sa.Name, []string{"sts.amazonaws.com"})
+		idToken, err := b.serviceAccountToken(ctx, sa.Namespace, sa.Name, []string{"sts.amazonaws.com"})
 		if err != nil {
 			return nil, err
 		}
@@ -159,13 +164,13 @@ func (b *Bed) podEnvironment(ctx context.Context, d appsv1.Deployment, sa corev1
 // serviceAccountToken asks the TokenRequest API for a token of the service
 // account, for the audiences (the API server's when none), as the kubelet
 // does for a pod's projected token.
-func (b *Bed) serviceAccountToken(ctx context.Context, name string, audiences []string) (string, error) {
+func (b *Bed) serviceAccountToken(ctx context.Context, namespace, name string, audiences []string) (string, error) {
 	cs, err := kubernetes.NewForConfig(b.ControlPlane.Config)
 	if err != nil {
 		return "", err
 	}
 	hour := int64(time.Hour / time.Second)
-	tr, err := cs.CoreV1().ServiceAccounts(deploy.Namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{Audiences: audiences, ExpirationSeconds: &hour}}, metav1.CreateOptions{})
 	if err != nil {
 		return "", fmt.Errorf("requesting a token of service account %s: %w", name, err)

@@ -27,25 +27,47 @@ func (c *CLI) MustRun(t testing.TB, dir string, args ...string) string {
 	return out
 }
 
-// CopyModule copies the .tf files of src into dir/name, keeping the module's
-// own layout, and returns the new folder.
+// CopyModule copies the .tf files of src into dir (made if needed), as a
+// module a root configuration beside it calls, and returns dir.
 func CopyModule(t testing.TB, src, dir string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyFiles(t, src, dir, "")
+	return dir
+}
+
+// Merge copies the .tf files of the given folders into one new folder, each
+// file prefixed by its folder's name when there are several, so that none
+// collide: the registry's examples, each naming objects the others declare,
+// become one configuration.
+func Merge(t testing.TB, from ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, src := range from {
+		prefix := ""
+		if len(from) > 1 {
+			prefix = filepath.Base(src) + "_"
+		}
+		copyFiles(t, src, dir, prefix)
+	}
+	return dir
+}
+
+func copyFiles(t testing.TB, src, dir, prefix string) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(src, "*.tf"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no .tf files in %s: %v", src, err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
 	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, prefix+filepath.Base(f)), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return dir
 }

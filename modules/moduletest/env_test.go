@@ -9,35 +9,33 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/stowage-dev/stowage/controller/apis/crds"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
-	"github.com/stowage-dev/stowage/internal/testenv"
+	"github.com/stowage-dev/stowage/internal/tfbed"
 	"github.com/stowage-dev/stowage/internal/tfcli"
 )
 
-// env is a control plane with Stowage's CRDs and a terraform CLI reaching it.
+// TestMain shares one bed, with the GPU types the seed's pools name, among
+// the package's tests.
+func TestMain(m *testing.M) {
+	os.Exit(tfbed.Main(m, tfbed.Options{InstanceTypes: tfbed.Catalogue("g5.12xlarge", "g5.24xlarge", "g6.12xlarge")}))
+}
+
+// env is the package's bed and a terraform CLI reaching it.
 type env struct {
+	*tfbed.Env
 	tf  *tfcli.CLI
 	dyn dynamic.Interface
 }
 
 func start(t *testing.T) *env {
 	t.Helper()
-	cp := testenv.Start(t, testenv.Options{})
-	all, err := crds.CRDs()
+	b := tfbed.Shared(t)
+	dyn, err := dynamic.NewForConfig(b.Bed.ControlPlane.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := envtest.InstallCRDs(cp.Config, envtest.CRDInstallOptions{CRDs: all}); err != nil {
-		t.Fatalf("installing the CRDs: %v", err)
-	}
-	dyn, err := dynamic.NewForConfig(cp.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{tf: tfcli.Start(t, cp.KubeconfigPath), dyn: dyn}
+	return &env{Env: b, tf: b.CLI, dyn: dyn}
 }
 
 // root writes a root configuration calling the module at ../<module>, copied

@@ -61,6 +61,22 @@ output "pool_names" {
   value = module.pools.node_pool_names
 }
 
+# The pools as values, for the controller's policy.
+data "stowage_controller_policy" "pools" {
+  cluster_name   = "prod"
+  region         = "us-east-1"
+  node_role_arns = ["arn:aws:iam::123456789012:role/StowageNodeRole-prod"]
+  node_pools     = module.pools.policy_node_pools
+}
+
+output "policy_pools" {
+  value = module.pools.policy_node_pools
+}
+
+output "launchable" {
+  value = data.stowage_controller_policy.pools.launchable_instance_types
+}
+
 output "peak_pools" {
   value = distinct([for n in data.stowage_plan.peak.nodes : n.node_pool])
 }
@@ -75,6 +91,7 @@ output "unschedulable" {
 // pattern, plans no change afterwards, and destroys everything.
 func TestNodePoolsModuleAppliesPlansCleanAndDestroys(t *testing.T) {
 	e := start(t)
+	e.InstallCRDs(t)
 	dir := root(t, "node-pools", seedPools)
 	e.tf.MustRun(t, dir, "init", "-input=false")
 	if out := e.tf.MustRun(t, dir, "validate"); !strings.Contains(out, "The configuration is valid") {
@@ -103,6 +120,7 @@ func TestNodePoolsModuleAppliesPlansCleanAndDestroys(t *testing.T) {
 		t.Errorf("the peak lands on pools %v; want web on web-spot and vLLM on gpu-inference", peak)
 	}
 	checkSeedPattern(t, e)
+	checkPolicyPools(t, e, dir)
 
 	if again, err := e.tf.Run(dir, "plan", "-input=false", "-detailed-exitcode"); err != nil || !strings.Contains(again, "No changes") {
 		t.Fatalf("a plan after apply is not empty (%v):\n%s", err, again)
@@ -148,6 +166,41 @@ func checkSeedPattern(t *testing.T, e *env) {
 	terms := nestedSlice(e.get(t, "nodeclasses", "gpu-training"), "spec", "capacityReservationSelectorTerms")
 	if len(terms) != 2 {
 		t.Errorf("gpu-training's class selects reservations by %v; want the id and the tags", terms)
+	}
+}
+
+// checkPolicyPools holds the policy_node_pools output, made from the
+// inputs, against the pools the API server holds, and finds the GPU types in
+// the policy it gives.
+func checkPolicyPools(t *testing.T, e *env, dir string) {
+	t.Helper()
+	type requirement struct {
+		Key      string   `json:"key"`
+		Operator string   `json:"operator"`
+		Values   []string `json:"values"`
+	}
+	pools := outputJSON[[]struct {
+		Name        string        `json:"name"`
+		Requirement []requirement `json:"requirement"`
+	}](t, e, dir, "policy_pools")
+	if len(pools) != 5 {
+		t.Fatalf("policy_node_pools has %d pools, want the 5 the module made", len(pools))
+	}
+	for _, p := range pools {
+		applied := nestedSlice(e.get(t, "nodepools", p.Name), "spec", "template", "spec", "requirements")
+		if len(applied) != len(p.Requirement) {
+			t.Errorf("pool %s: %d requirements applied, %d in policy_node_pools", p.Name, len(applied), len(p.Requirement))
+			continue
+		}
+		for _, r := range p.Requirement {
+			if got := requirementValues(e.get(t, "nodepools", p.Name), r.Key); !slices.Equal(got, r.Values) {
+				t.Errorf("pool %s %s: applied %v, policy_node_pools %v", p.Name, r.Key, got, r.Values)
+			}
+		}
+	}
+	launchable := outputJSON[[]string](t, e, dir, "launchable")
+	if !slices.Contains(launchable, "g6.12xlarge") && !slices.Contains(launchable, "g6.*") {
+		t.Errorf("the policy made from policy_node_pools cannot launch g6.12xlarge: %v", launchable)
 	}
 }
 

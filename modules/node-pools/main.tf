@@ -9,6 +9,53 @@ locals {
 
   zone_requirement = length(var.zones) > 0 ? [{ key = "topology.kubernetes.io/zone", operator = "In", values = var.zones, min_values = null }] : []
 
+  # Every pool's name and requirements, from the inputs alone: the pool
+  # resources are made from them, and the policy_node_pools output hands them
+  # to the controller's policy without a reference to the resources (which
+  # would order the controller's role to go before the pools on destroy).
+  pools = {
+    web-spot = {
+      enabled = var.web.enabled
+      name    = "${var.name_prefix}web-spot"
+      requirement = concat([
+        { key = "stowage.dev/instance-family", operator = "In", values = var.web.instance_families, min_values = null },
+        { key = "stowage.dev/capacity-type", operator = "In", values = ["spot"], min_values = null },
+      ], local.zone_requirement)
+    }
+    web-on-demand = {
+      enabled = var.web.enabled
+      name    = "${var.name_prefix}web-on-demand"
+      requirement = concat([
+        { key = "stowage.dev/instance-family", operator = "In", values = var.web.instance_families, min_values = null },
+        { key = "stowage.dev/capacity-type", operator = "In", values = ["on-demand"], min_values = null },
+      ], local.zone_requirement)
+    }
+    batch = {
+      enabled = var.batch.enabled
+      name    = "${var.name_prefix}batch-spot"
+      requirement = concat([
+        { key = "stowage.dev/instance-family", operator = "In", values = var.batch.instance_families, min_values = null },
+        { key = "stowage.dev/capacity-type", operator = "In", values = ["spot"], min_values = null },
+      ], local.zone_requirement)
+    }
+    gpu_inference = {
+      enabled = var.gpu_inference.enabled
+      name    = "${var.name_prefix}gpu-inference"
+      requirement = concat([
+        { key = "node.kubernetes.io/instance-type", operator = "In", values = var.gpu_inference.instance_types, min_values = var.gpu_inference.min_types },
+        { key = "stowage.dev/capacity-type", operator = "In", values = var.gpu_inference.capacity_types, min_values = null },
+      ], local.zone_requirement)
+    }
+    gpu_training = {
+      enabled = var.gpu_training.enabled
+      name    = "${var.name_prefix}gpu-training"
+      requirement = concat([
+        { key = "node.kubernetes.io/instance-type", operator = "In", values = var.gpu_training.instance_types, min_values = null },
+        { key = "stowage.dev/capacity-type", operator = "In", values = var.gpu_training.on_demand_fallback ? ["reserved", "on-demand"] : ["reserved"], min_values = null },
+      ], local.zone_requirement)
+    }
+  }
+
   # The budgets of each class: a cap at any time, and a tighter one for some
   # reasons during business hours.
   budgets = {

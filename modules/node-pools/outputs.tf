@@ -29,3 +29,8 @@ output "node_classes" {
   description = "Every NodeClass as planned, for the `node_classes` of a `stowage_plan` data source."
   value       = concat(stowage_node_class.general, stowage_node_class.gpu, stowage_node_class.gpu_training)
 }
+
+output "policy_node_pools" {
+  description = "Every enabled NodePool's name and requirements, built from this module's inputs alone, for the `node_pools` of the `stowage` module (or of a `stowage_controller_policy`): the controller may launch only for these pools, only the instance types they allow. Built without a reference to the pool resources, so that the controller's role does not depend on them and a destroy removes the pools, draining their nodes, while the controller still holds its permissions."
+  value       = [for k in ["web-spot", "web-on-demand", "batch", "gpu_inference", "gpu_training"] : { name = local.pools[k].name, requirement = local.pools[k].requirement } if local.pools[k].enabled]
+}

@@ -1,10 +1,10 @@
 resource "stowage_node_pool" "web" {
   for_each = var.web.enabled ? {
-    spot      = { weight = var.web.spot_weight, capacity_type = "spot", limits = var.web.spot_limits }
-    on-demand = { weight = var.web.on_demand_weight, capacity_type = "on-demand", limits = var.web.on_demand_limits }
+    spot      = { weight = var.web.spot_weight, limits = var.web.spot_limits }
+    on-demand = { weight = var.web.on_demand_weight, limits = var.web.on_demand_limits }
   } : {}
 
-  name                     = "${var.name_prefix}web-${each.key}"
+  name                     = local.pools["web-${each.key}"].name
   weight                   = each.value.weight
   labels                   = var.web.labels
   limits                   = each.value.limits
@@ -14,22 +14,13 @@ resource "stowage_node_pool" "web" {
   node_class_ref {
     name = stowage_node_class.general[0].name
   }
-  requirement {
-    key      = "stowage.dev/instance-family"
-    operator = "In"
-    values   = var.web.instance_families
-  }
-  requirement {
-    key      = "stowage.dev/capacity-type"
-    operator = "In"
-    values   = [each.value.capacity_type]
-  }
   dynamic "requirement" {
-    for_each = local.zone_requirement
+    for_each = local.pools["web-${each.key}"].requirement
     content {
-      key      = requirement.value.key
-      operator = requirement.value.operator
-      values   = requirement.value.values
+      key        = requirement.value.key
+      operator   = requirement.value.operator
+      values     = requirement.value.values
+      min_values = requirement.value.min_values
     }
   }
 
@@ -51,7 +42,7 @@ resource "stowage_node_pool" "web" {
 resource "stowage_node_pool" "batch" {
   count = var.batch.enabled ? 1 : 0
 
-  name                     = "${var.name_prefix}batch-spot"
+  name                     = local.pools.batch.name
   weight                   = var.batch.weight
   labels                   = var.batch.labels
   limits                   = var.batch.limits
@@ -69,22 +60,13 @@ resource "stowage_node_pool" "batch" {
       effect = taint.value.effect
     }
   }
-  requirement {
-    key      = "stowage.dev/instance-family"
-    operator = "In"
-    values   = var.batch.instance_families
-  }
-  requirement {
-    key      = "stowage.dev/capacity-type"
-    operator = "In"
-    values   = ["spot"]
-  }
   dynamic "requirement" {
-    for_each = local.zone_requirement
+    for_each = local.pools["batch"].requirement
     content {
-      key      = requirement.value.key
-      operator = requirement.value.operator
-      values   = requirement.value.values
+      key        = requirement.value.key
+      operator   = requirement.value.operator
+      values     = requirement.value.values
+      min_values = requirement.value.min_values
     }
   }
 
@@ -106,7 +88,7 @@ resource "stowage_node_pool" "batch" {
 resource "stowage_node_pool" "gpu_inference" {
   count = var.gpu_inference.enabled ? 1 : 0
 
-  name                     = "${var.name_prefix}gpu-inference"
+  name                     = local.pools.gpu_inference.name
   weight                   = var.gpu_inference.weight
   labels                   = var.gpu_inference.labels
   limits                   = var.gpu_inference.limits
@@ -124,23 +106,13 @@ resource "stowage_node_pool" "gpu_inference" {
       effect = taint.value.effect
     }
   }
-  requirement {
-    key        = "node.kubernetes.io/instance-type"
-    operator   = "In"
-    values     = var.gpu_inference.instance_types
-    min_values = var.gpu_inference.min_types
-  }
-  requirement {
-    key      = "stowage.dev/capacity-type"
-    operator = "In"
-    values   = var.gpu_inference.capacity_types
-  }
   dynamic "requirement" {
-    for_each = local.zone_requirement
+    for_each = local.pools["gpu_inference"].requirement
     content {
-      key      = requirement.value.key
-      operator = requirement.value.operator
-      values   = requirement.value.values
+      key        = requirement.value.key
+      operator   = requirement.value.operator
+      values     = requirement.value.values
+      min_values = requirement.value.min_values
     }
   }
 
@@ -162,7 +134,7 @@ resource "stowage_node_pool" "gpu_inference" {
 resource "stowage_node_pool" "gpu_training" {
   count = var.gpu_training.enabled ? 1 : 0
 
-  name                     = "${var.name_prefix}gpu-training"
+  name                     = local.pools.gpu_training.name
   weight                   = var.gpu_training.weight
   labels                   = var.gpu_training.labels
   limits                   = var.gpu_training.limits
@@ -180,22 +152,13 @@ resource "stowage_node_pool" "gpu_training" {
       effect = taint.value.effect
     }
   }
-  requirement {
-    key      = "node.kubernetes.io/instance-type"
-    operator = "In"
-    values   = var.gpu_training.instance_types
-  }
-  requirement {
-    key      = "stowage.dev/capacity-type"
-    operator = "In"
-    values   = var.gpu_training.on_demand_fallback ? ["reserved", "on-demand"] : ["reserved"]
-  }
   dynamic "requirement" {
-    for_each = local.zone_requirement
+    for_each = local.pools["gpu_training"].requirement
     content {
-      key      = requirement.value.key
-      operator = requirement.value.operator
-      values   = requirement.value.values
+      key        = requirement.value.key
+      operator   = requirement.value.operator
+      values     = requirement.value.values
+      min_values = requirement.value.min_values
     }
   }
 

@@ -7,8 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/aws/iampolicy"
 	"github.com/stowage-dev/stowage/controller/aws/sdk"
+	"github.com/stowage-dev/stowage/controller/catalogue"
 )
 
 func seedConfig() iampolicy.ControllerConfig {
@@ -191,4 +195,37 @@ func statement(t *testing.T, d iampolicy.Document, sid string) iampolicy.Stateme
 	}
 	t.Fatalf("no statement %s", sid)
 	return iampolicy.Statement{}
+}
+
+// TestPoolInstanceTypes lists the catalogue's types a pool allows, by name
+// or by family, and those of a pool on reservations alone.
+func TestPoolInstanceTypes(t *testing.T) {
+	all := catalogue.InstanceTypes(catalogue.Builtin(), catalogue.DefaultOptions())
+	pool := func(reqs ...v1alpha1.NodeSelectorRequirementWithMinValues) *v1alpha1.NodePool {
+		np := &v1alpha1.NodePool{}
+		np.Spec.Template.Spec.Requirements = reqs
+		return np
+	}
+	req := func(key string, values ...string) v1alpha1.NodeSelectorRequirementWithMinValues {
+		return v1alpha1.NodeSelectorRequirementWithMinValues{Key: key, Operator: "In", Values: values}
+	}
+	for _, tc := range []struct {
+		name string
+		pool *v1alpha1.NodePool
+		want []string
+	}{
+		{"by name", pool(req(corev1.LabelInstanceTypeStable, "g6.12xlarge", "g5.12xlarge"), req(v1alpha1.LabelCapacityType, "on-demand")),
+			[]string{"g5.12xlarge", "g6.12xlarge"}},
+		{"on reservations alone", pool(req(corev1.LabelInstanceTypeStable, "p5.48xlarge"), req(v1alpha1.LabelCapacityType, "reserved")),
+			[]string{"p5.48xlarge"}},
+		{"by family and size", pool(req(v1alpha1.LabelInstanceFamily, "m6i"), req(v1alpha1.LabelInstanceSize, "large", "xlarge")),
+			[]string{"m6i.large", "m6i.xlarge"}},
+		{"nothing", pool(req(corev1.LabelInstanceTypeStable, "m6i.huge")), nil},
+	} {
+		got := iampolicy.PoolInstanceTypes(tc.pool, all)
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

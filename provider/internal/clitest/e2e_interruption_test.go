@@ -29,14 +29,14 @@ func (e *e2e) spotInterruptionIsHandled(t *testing.T) {
 	node := e.busiestNode(t)
 	watch := e.watchNode(t, node.Name)
 	id := marker.InstanceID(node.Spec.ProviderID)
-	if err := e.bed.Emulator.Interrupt(id); err != nil {
+	if err := e.Bed.Emulator.Interrupt(id); err != nil {
 		t.Fatal(err)
 	}
 	e.eventually(t, func() error {
-		if err := e.bed.Admin.Get(context.Background(), client.ObjectKeyFromObject(node), &corev1.Node{}); !apierrors.IsNotFound(err) {
+		if err := e.Bed.Admin.Get(context.Background(), client.ObjectKeyFromObject(node), &corev1.Node{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the interrupted node %s is still there (%v)", node.Name, err)
 		}
-		in, ok := e.bed.Emulator.Instance(id)
+		in, ok := e.Bed.Emulator.Instance(id)
 		if ok && in.State != awsemu.StateTerminated && in.State != awsemu.StateShuttingDown {
 			return fmt.Errorf("the interrupted instance is %s", in.State)
 		}
@@ -50,10 +50,10 @@ func (e *e2e) spotInterruptionIsHandled(t *testing.T) {
 	if watch.least < 3 {
 		t.Errorf("only %d storefront pods were running at one point: the PDB keeps 3", watch.least)
 	}
-	if in, _ := e.bed.Emulator.Instance(id); !in.InterruptAt.IsZero() && watch.gone.After(in.InterruptAt) {
+	if in, _ := e.Bed.Emulator.Instance(id); !in.InterruptAt.IsZero() && watch.gone.After(in.InterruptAt) {
 		t.Errorf("the node went at %v, after the instance's deadline %v", watch.gone, in.InterruptAt)
 	}
-	if logs := e.functions.Logs(); !strings.Contains(logs, id) {
+	if logs := e.Functions.Logs(); !strings.Contains(logs, id) {
 		t.Errorf("the Lambda's logs do not name the instance %s:\n%s", id, lastLines(logs, 20))
 	}
 	t.Logf("node %s marked %v and replaced; fewest storefront pods running: %d", node.Name, watch.kinds, watch.least)
@@ -63,7 +63,7 @@ func (e *e2e) spotInterruptionIsHandled(t *testing.T) {
 func (e *e2e) busiestNode(t *testing.T) *corev1.Node {
 	t.Helper()
 	var pods corev1.PodList
-	if err := e.bed.Admin.List(context.Background(), &pods, client.InNamespace(e2eNamespace), client.MatchingLabels{"app": "storefront"}); err != nil {
+	if err := e.Bed.Admin.List(context.Background(), &pods, client.InNamespace(e2eNamespace), client.MatchingLabels{"app": "storefront"}); err != nil {
 		t.Fatal(err)
 	}
 	count := map[string]int{}
@@ -75,7 +75,7 @@ func (e *e2e) busiestNode(t *testing.T) *corev1.Node {
 		}
 	}
 	node := &corev1.Node{}
-	if err := e.bed.Admin.Get(context.Background(), client.ObjectKey{Name: busiest}, node); err != nil {
+	if err := e.Bed.Admin.Get(context.Background(), client.ObjectKey{Name: busiest}, node); err != nil {
 		t.Fatal(err)
 	}
 	return node
@@ -114,9 +114,9 @@ func (e *e2e) watchNode(t *testing.T, name string) *nodeWatch {
 func (w *nodeWatch) sample(e *e2e, name string) {
 	ctx := context.Background()
 	var node corev1.Node
-	err := e.bed.Admin.Get(ctx, client.ObjectKey{Name: name}, &node)
+	err := e.Bed.Admin.Get(ctx, client.ObjectKey{Name: name}, &node)
 	var pods corev1.PodList
-	listErr := e.bed.Admin.List(ctx, &pods, client.InNamespace(e2eNamespace), client.MatchingLabels{"app": "storefront"})
+	listErr := e.Bed.Admin.List(ctx, &pods, client.InNamespace(e2eNamespace), client.MatchingLabels{"app": "storefront"})
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stowage-dev/stowage/internal/tfcli"
 )
 
 // TestRegistryExamplesValidate runs `terraform validate` on the examples the
@@ -22,14 +24,14 @@ func TestRegistryExamplesValidate(t *testing.T) {
 		}
 		dirs = append(dirs, found...)
 	}
-	dir := env.copyExample(t, dirs...)
+	dir := tfcli.Merge(t, dirs...)
 	// The docs' examples leave the source address to the reader's configuration.
 	versions := "terraform {\n  required_providers {\n    stowage = { source = \"stowage-dev/stowage\" }\n  }\n}\n"
 	if err := os.WriteFile(filepath.Join(dir, "versions.tf"), []byte(versions), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env.run(t, dir, "init", "-input=false")
-	if out := env.run(t, dir, "validate"); !strings.Contains(out, "The configuration is valid") {
+	env.MustRun(t, dir, "init", "-input=false")
+	if out := env.MustRun(t, dir, "validate"); !strings.Contains(out, "The configuration is valid") {
 		t.Fatalf("terraform validate:\n%s", out)
 	}
 }

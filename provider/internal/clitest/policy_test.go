@@ -7,8 +7,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,12 +17,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/stowage-dev/stowage/controller/apis/crds"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/internal/testenv"
+	"github.com/stowage-dev/stowage/internal/tfcli"
 )
 
 // TestPolicyExampleOffline runs examples/policy as a newcomer would: an apply
@@ -34,33 +34,33 @@ import (
 // has nodes is refused until allowed.
 func TestPolicyExampleOffline(t *testing.T) {
 	env := newCLIEnv(t)
-	dir := env.copyExample(t, "../../../examples/policy")
-	env.run(t, dir, "init", "-input=false")
+	dir := tfcli.Merge(t, "../../../examples/policy")
+	env.MustRun(t, dir, "init", "-input=false")
 
-	out, err := env.tf(dir, "apply", "-input=false", "-auto-approve")
-	if err == nil || !strings.Contains(oneLine(out), "stowage_controller") || !strings.Contains(oneLine(out), "Stowage is not installed in the cluster") {
+	out, err := env.Run(dir, "apply", "-input=false", "-auto-approve")
+	if err == nil || !strings.Contains(tfcli.OneLine(out), "stowage_controller") || !strings.Contains(tfcli.OneLine(out), "Stowage is not installed in the cluster") {
 		t.Fatalf("apply without the CRDs: err %v, want an error naming stowage_controller; output:\n%s", err, out)
 	}
 	env.installCRDs(t)
 
-	plan := env.run(t, dir, "plan", "-input=false", "-out=tfplan")
+	plan := env.MustRun(t, dir, "plan", "-input=false", "-out=tfplan")
 	if !strings.Contains(plan, "Plan: 5 to add, 0 to change, 0 to destroy") || !strings.Contains(plan, "data.stowage_plan.peak: Read complete") {
 		t.Fatalf("the first plan does not add the 5 objects with the plan data source read during the plan:\n%s", plan)
 	}
-	env.run(t, dir, "apply", "-input=false", "tfplan")
-	before, err := strconv.ParseFloat(strings.TrimSpace(env.run(t, dir, "output", "-raw", "cost_per_hour")), 64)
+	env.MustRun(t, dir, "apply", "-input=false", "tfplan")
+	before, err := strconv.ParseFloat(strings.TrimSpace(env.MustRun(t, dir, "output", "-raw", "cost_per_hour")), 64)
 	if err != nil || before <= 0 {
 		t.Fatalf("cost_per_hour after apply: %v, %v", before, err)
 	}
-	if again := env.run(t, dir, "plan", "-input=false", "-detailed-exitcode"); !strings.Contains(again, "No changes") {
+	if again := env.MustRun(t, dir, "plan", "-input=false", "-detailed-exitcode"); !strings.Contains(again, "No changes") {
 		t.Fatalf("a plan after apply is not empty:\n%s", again)
 	}
 
 	env.launchClaims(t, "web-spot", 3)
 	change := []string{"plan", "-input=false", "-var", "web_spot_cpu_limit=16", "-var", `web_labels={tier="web",team="storefront"}`}
-	drift := env.run(t, dir, change...)
+	drift := env.MustRun(t, dir, change...)
 	t.Logf("terraform plan of a change that drifts nodes and raises the cost:\n%s", drift)
-	if !strings.Contains(oneLine(drift), "this change drifts the 3 nodes of pool web-spot; they will be replaced within the pool's budgets") {
+	if !strings.Contains(tfcli.OneLine(drift), "this change drifts the 3 nodes of pool web-spot; they will be replaced within the pool's budgets") {
 		t.Errorf("the plan does not warn about the 3 drifted nodes of web-spot:\n%s", drift)
 	}
 	if after := outputCost(t, drift); after <= before {
@@ -68,17 +68,14 @@ func TestPolicyExampleOffline(t *testing.T) {
 	}
 	writeCapture(t, drift)
 
-	out, err = env.tf(dir, "destroy", "-input=false", "-auto-approve")
-	if err == nil || !strings.Contains(oneLine(out), "Pool web-spot still has 3 nodes") || !strings.Contains(out, "allow_destroy_with_nodes") {
+	out, err = env.Run(dir, "destroy", "-input=false", "-auto-approve")
+	if err == nil || !strings.Contains(tfcli.OneLine(out), "Pool web-spot still has 3 nodes") || !strings.Contains(out, "allow_destroy_with_nodes") {
 		t.Fatalf("destroy of a pool with nodes: err %v, want a refusal naming allow_destroy_with_nodes; output:\n%s", err, out)
 	}
 	env.deleteClaims(t)
-	env.run(t, dir, "destroy", "-input=false", "-auto-approve")
+	env.MustRun(t, dir, "destroy", "-input=false", "-auto-approve")
 	env.expectNoStowageObjects(t)
 }
-
-// oneLine undoes terraform's wrapping of diagnostics.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 var costLine = regexp.MustCompile(`~ cost_per_hour\s+=\s+[0-9.]+\s+->\s+([0-9.]+)`)
 
@@ -167,15 +164,12 @@ func (e *cliEnv) installCRDs(t *testing.T) {
 	}
 }
 
-// cliEnv is a control plane, the provider in a filesystem mirror, and a CLI
-// configuration that installs it from there and from nowhere else.
+// cliEnv is a control plane and a terraform CLI (internal/tfcli) reaching it.
 type cliEnv struct {
-	dir    string // scratch: the mirror and the CLI configuration
-	bin    string
-	cp     *testenv.ControlPlane
-	dyn    dynamic.Interface
-	envs   []string
-	mirror string
+	*tfcli.CLI
+	dir string // scratch: the mirror and the CLI configuration
+	cp  *testenv.ControlPlane
+	dyn dynamic.Interface
 }
 
 // shared is the package's one environment, started by the first test that
@@ -219,77 +213,14 @@ func startCLIEnv() (*cliEnv, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting the control plane: %w", err)
 	}
-	e := &cliEnv{bin: filepath.Join(bin, testenv.Terraform), cp: cp, dir: dir, mirror: filepath.Join(dir, "mirror")}
+	e := &cliEnv{cp: cp, dir: dir}
 	if e.dyn, err = dynamic.NewForConfig(cp.Config); err != nil {
 		return e, err
 	}
-	cliConfig, err := e.installProvider()
-	if err != nil {
-		return e, err
-	}
-	e.envs = append(os.Environ(), "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1", "TF_CLI_CONFIG_FILE="+cliConfig,
-		"KUBE_CONFIG_PATH="+cp.KubeconfigPath, "TF_PLUGIN_CACHE_DIR=")
-	return e, nil
+	e.CLI, err = tfcli.New(dir, cp.KubeconfigPath)
+	return e, err
 }
 
-// installProvider builds the provider into the mirror's layout and writes a
-// CLI configuration that installs stowage-dev/stowage from it only.
-func (e *cliEnv) installProvider() (string, error) {
-	const version = "0.0.1"
-	dir := filepath.Join(e.mirror, "registry.terraform.io", "stowage-dev", "stowage", version, goOSArch())
-	build := exec.Command("go", "build", "-ldflags", "-s -w", "-o", filepath.Join(dir, "terraform-provider-stowage_v"+version), "github.com/stowage-dev/stowage/provider")
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the provider: %w\n%s", err, out)
-	}
-	cfg := filepath.Join(e.dir, "terraformrc")
-	text := fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path    = %q\n    include = [\"stowage-dev/stowage\"]\n  }\n}\n", e.mirror)
-	return cfg, os.WriteFile(cfg, []byte(text), 0o600)
+func gvr(plural string) schema.GroupVersionResource {
+	return v1alpha1.SchemeGroupVersion.WithResource(plural)
 }
-
-// copyExample copies the .tf files of the given folders into one new
-// folder, each file named after its folder so that none collide.
-func (e *cliEnv) copyExample(t *testing.T, from ...string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, src := range from {
-		files, err := filepath.Glob(filepath.Join(src, "*.tf"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("no .tf files in %s: %v", src, err)
-		}
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			name := filepath.Base(f)
-			if len(from) > 1 {
-				name = filepath.Base(src) + "_" + name
-			}
-			if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return dir
-}
-
-// tf runs terraform in dir and returns its combined output.
-func (e *cliEnv) tf(dir string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, e.bin, append([]string{args[0], "-no-color"}, args[1:]...)...)
-	cmd.Dir, cmd.Env = dir, e.envs
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
-func (e *cliEnv) run(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	out, err := e.tf(dir, args...)
-	if err != nil {
-		t.Fatalf("terraform %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return out
-}
-
-func gvr(plural string) schemaGVR { return v1alpha1.SchemeGroupVersion.WithResource(plural) }

@@ -1,38 +1,45 @@
 package provider_test
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync/atomic"
 
-	authv1 "k8s.io/api/authentication/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/stowage-dev/stowage/internal/awsemu"
-	"github.com/stowage-dev/stowage/internal/ekstoken"
+	"github.com/stowage-dev/stowage/internal/testbed"
 )
 
-// The cluster name the EKS tests use, and the static token the host tests use.
+// The cluster names the EKS tests use, and the static token the host tests use.
 const (
-	eksCluster  = "acc-eks"
+	eksCluster = "acc-eks"
+	// eksOther is another cluster at the same endpoint: a token signed for it
+	// must not authenticate to eksCluster.
+	eksOther    = "acc-eks-other"
 	staticToken = "acc-static-token-0123456789"
 )
 
+// The acceptance tests' AWS credentials (main_test.go sets them) and the IAM
+// user the emulator's STS knows them as.
+const (
+	accessKeyID     = "AKIDACCEPTANCE"
+	secretAccessKey = "acceptance"
+	accUserARN      = "arn:aws:iam::123456789012:user/acceptance"
+)
+
 // access is what the provider's access modes reach the bed through: a static
-// token the API server knows, an EKS token webhook that accepts tokens minted
-// for eksCluster, and the AWS emulator that answers eks:DescribeCluster.
+// token the API server knows, the bed's EKS token webhook (which verifies a
+// token by replaying its presigned GetCallerIdentity against the emulator's
+// STS, and maps the IAM identity that signed it), and the AWS emulator that
+// answers eks:DescribeCluster.
 var access struct {
-	emulator    *httptest.Server // over TLS: queue policies deny plain HTTP
-	emu         *awsemu.Emulator
-	webhook     *httptest.Server
-	eksAccepted atomic.Int64 // EKS tokens the webhook accepted
+	emulator *httptest.Server // over TLS: queue policies deny plain HTTP
+	sts      *httptest.Server // the same emulator over HTTP, the STS endpoint EKS tokens are signed for
+	emu      *awsemu.Emulator
+	webhook  *testbed.TokenWebhook
 }
 
 // accessFlags starts the webhook and writes the files kube-apiserver needs
@@ -42,68 +49,32 @@ func accessFlags(dir string) ([]string, error) {
 	if err := os.WriteFile(tokens, []byte(staticToken+",acc-admin,acc-admin,system:masters\n"), 0o600); err != nil {
 		return nil, err
 	}
-	access.webhook = httptest.NewTLSServer(http.HandlerFunc(reviewEKSToken))
-	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: access.webhook.Certificate().Raw})
-	kubeconfig := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: eks-webhook
-  cluster:
-    server: %s
-    certificate-authority-data: %s
-users:
-- name: apiserver
-contexts:
-- name: webhook
-  context: {cluster: eks-webhook, user: apiserver}
-current-context: webhook
-`, access.webhook.URL, b64(caPEM))
-	hook := filepath.Join(dir, "eks-webhook.kubeconfig")
-	if err := os.WriteFile(hook, []byte(kubeconfig), 0o600); err != nil {
+	w, err := testbed.StartTokenWebhook(dir, eksCluster, clock.RealClock{})
+	if err != nil {
 		return nil, err
 	}
-	return []string{"--token-auth-file=" + tokens, "--authentication-token-webhook-config-file=" + hook,
-		"--authentication-token-webhook-version=v1"}, nil
-}
-
-// reviewEKSToken plays the EKS authenticator: it accepts a token that is a
-// presigned sts:GetCallerIdentity whose signature covers the cluster-name
-// header. It cannot replay the URL to learn the caller (the emulator has no
-// STS), so it checks the token's shape only.
-func reviewEKSToken(w http.ResponseWriter, r *http.Request) {
-	var review authv1.TokenReview
-	if err := json.NewDecoder(r.Body).Decode(&review); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	review.Status = authv1.TokenReviewStatus{}
-	if presigned, err := ekstoken.DecodeURL(review.Spec.Token); err == nil && signedFor(presigned) {
-		access.eksAccepted.Add(1)
-		review.Status = authv1.TokenReviewStatus{Authenticated: true,
-			User: authv1.UserInfo{Username: "eks-admin", Groups: []string{"system:masters"}}}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(review)
-}
-
-func signedFor(presigned string) bool {
-	u, err := url.Parse(presigned)
-	if err != nil {
-		return false
-	}
-	q := u.Query()
-	return q.Get("Action") == "GetCallerIdentity" && strings.Contains(q.Get("X-Amz-SignedHeaders"), ekstoken.ClusterIDHeader) &&
-		q.Get("X-Amz-Credential") != ""
+	access.webhook = w
+	// The acceptance tests' IAM user administers the cluster, as its
+	// creator's access entry would make it.
+	w.MapRole(accUserARN, testbed.RoleMapping{Username: "acc-eks-admin", Groups: []string{"system:masters"}})
+	return append([]string{"--token-auth-file=" + tokens}, w.Flags()...), nil
 }
 
 // startEmulator serves the emulated AWS over TLS, with eks:DescribeCluster
-// for eksCluster at the bed's API server, and makes the AWS SDK (the
-// provider's, in this process) trust its certificate through AWS_CA_BUNDLE,
-// written into dir.
+// for eksCluster (and eksOther) at the bed's API server, and STS over HTTP
+// for the webhook to verify tokens with; it makes the AWS SDK (the
+// provider's, in this process) trust the TLS certificate through
+// AWS_CA_BUNDLE, written into dir.
 func startEmulator(endpoint string, caPEM []byte, dir string) error {
 	e := awsemu.New(awsemu.DefaultConfig())
-	e.AddEKSCluster(awsemu.EKSCluster{Name: eksCluster, Endpoint: endpoint, CAData: caPEM, Version: "1.37"})
-	access.emu, access.emulator = e, httptest.NewTLSServer(e.Handler())
+	for _, name := range []string{eksCluster, eksOther} {
+		e.AddEKSCluster(awsemu.EKSCluster{Name: name, Endpoint: endpoint, CAData: caPEM, Version: "1.37"})
+	}
+	e.AddCredential(awsemu.Credential{AccessKeyID: accessKeyID, SecretAccessKey: secretAccessKey, ARN: accUserARN, UserID: "AIDAACCEPTANCE0000001"})
+	access.emu, access.emulator, access.sts = e, httptest.NewTLSServer(e.Handler()), httptest.NewServer(e.Handler())
+	if err := access.webhook.SetSTS(access.sts.URL); err != nil {
+		return err
+	}
 	bundle := filepath.Join(dir, "emulator-ca.pem")
 	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: access.emulator.Certificate().Raw})
 	if err := os.WriteFile(bundle, cert, 0o600); err != nil {
@@ -121,5 +92,3 @@ provider "stowage" {
 }
 `, access.emulator.URL)
 }
-
-func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

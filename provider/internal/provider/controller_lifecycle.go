@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/provider/internal/kube"
 )
 
@@ -101,31 +102,61 @@ func comparable(u *unstructured.Unstructured) map[string]any {
 	return c
 }
 
-// nodeClaimsGuard refuses to remove the controller while NodeClaims exist,
-// unless told to delete them first: their finalizers need the controller to
-// drain their nodes and terminate their instances.
+// nodeClaimsGuard refuses to remove the controller while NodeClaims exist
+// that nothing is deleting, unless told to delete them first: their
+// finalizers need the controller to drain their nodes and terminate their
+// instances. NodeClaims on their way out (being deleted, or of a pool that is
+// gone, which the garbage collector deletes them after: their pool was
+// destroyed just before) are waited for, while the controller still runs to
+// finish them.
 func (in installation) nodeClaimsGuard(ctx context.Context, drain bool) error {
 	claims, err := in.c.NodeClaims(ctx, "")
 	if err != nil || len(claims) == 0 {
 		return err
 	}
-	if !drain {
-		names := make([]string, 0, len(claims))
-		for _, nc := range claims {
-			names = append(names, nc.Name)
+	var live []string
+	for _, nc := range claims {
+		leaving, err := in.leaving(ctx, nc)
+		if err != nil {
+			return err
 		}
+		if !leaving {
+			live = append(live, nc.Name)
+		}
+	}
+	if len(live) > 0 && !drain {
 		return fmt.Errorf("%d NodeClaims still exist (%s): their nodes run pods, and their finalizers need the controller to drain "+
 			"the nodes and terminate the instances. Delete the node pools first (stowage_node_pool with allow_destroy_with_nodes), "+
 			"or set destroy_node_claims = true and apply, to have the provider delete the NodeClaims and wait for the controller "+
-			"to finish before removing it", len(claims), strings.Join(names, ", "))
+			"to finish before removing it", len(live), strings.Join(live, ", "))
 	}
-	if err := in.c.DeleteNodeClaims(ctx); err != nil {
-		return err
+	if len(live) > 0 {
+		if err := in.c.DeleteNodeClaims(ctx); err != nil {
+			return err
+		}
 	}
-	return wait.PollUntilContextTimeout(ctx, pollInterval, removeTimeout, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, pollInterval, removeTimeout, true, func(ctx context.Context) (bool, error) {
 		left, err := in.c.NodeClaims(ctx, "")
 		return len(left) == 0, err
 	})
+	if err != nil {
+		return fmt.Errorf("waiting for the controller to finish the NodeClaims being deleted (%d): %w; is it running?", len(claims), err)
+	}
+	return nil
+}
+
+// leaving reports whether a NodeClaim is being deleted, or will be as its
+// pool is gone.
+func (in installation) leaving(ctx context.Context, nc v1alpha1.NodeClaim) (bool, error) {
+	if nc.DeletionTimestamp != nil {
+		return true, nil
+	}
+	pool := nc.Labels[v1alpha1.LabelNodePool]
+	if pool == "" {
+		return false, nil
+	}
+	u, err := in.c.Get(ctx, "nodepools", pool)
+	return u == nil || u.GetDeletionTimestamp() != nil, err
 }
 
 // remove deletes every object, the CRDs first (while the controller still

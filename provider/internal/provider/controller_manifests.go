@@ -14,11 +14,14 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stowage-dev/stowage/controller/apis/crds"
 	"github.com/stowage-dev/stowage/controller/deploy"
@@ -52,6 +55,24 @@ type controllerSettings struct {
 	// Flags are more `stowage run` flags, name (without --) -> value.
 	Flags                                  map[string]string
 	CPURequest, MemoryRequest, MemoryLimit string
+	// Namespace and ServiceAccount replace the manifests' (deploy.Namespace
+	// and deploy.ServiceAccount) when set.
+	Namespace, ServiceAccount string
+}
+
+// namespace is where the objects go: the manifests' unless set.
+func (s controllerSettings) namespace() string {
+	if s.Namespace == "" {
+		return deploy.Namespace
+	}
+	return s.Namespace
+}
+
+func (s controllerSettings) serviceAccount() string {
+	if s.ServiceAccount == "" {
+		return deploy.ServiceAccount
+	}
+	return s.ServiceAccount
 }
 
 // attributeFlags are the flags attributes set; settings may not set them.
@@ -87,7 +108,7 @@ func (s controllerSettings) validate() map[string]string {
 		}
 	}
 	env := s.env()
-	env["LEADER_ELECTION_NAMESPACE"] = deploy.Namespace
+	env["LEADER_ELECTION_NAMESPACE"] = s.namespace()
 	_, err := options.Parse(s.args()[1:], func(k string) string { return env[k] }, io.Discard)
 	var joined interface{ Unwrap() []error }
 	errs := []error{err}
@@ -105,10 +126,30 @@ func (s controllerSettings) validate() map[string]string {
 			problems["settings"] = strings.TrimSpace(problems["settings"] + " " + e.Error())
 		}
 	}
+	for attr, msg := range s.validateNames() {
+		problems[attr] = msg
+	}
 	for attr, v := range map[string]string{"cpu_request": s.CPURequest, "memory_request": s.MemoryRequest, "memory_limit": s.MemoryLimit} {
 		if _, err := resource.ParseQuantity(v); v != "" && err != nil {
 			problems[attr] = fmt.Sprintf("%q is not a quantity: use e.g. 500m or 512Mi", v)
 		}
+	}
+	return problems
+}
+
+// validateNames checks the namespace and the service account: the
+// namespace is created and deleted with the controller, so it may not be
+// one the cluster needs.
+func (s controllerSettings) validateNames() map[string]string {
+	problems := map[string]string{}
+	ns := s.namespace()
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		problems["namespace"] = fmt.Sprintf("%q is not a namespace name: %s", ns, strings.Join(errs, "; "))
+	} else if ns == "default" || strings.HasPrefix(ns, "kube-") {
+		problems["namespace"] = fmt.Sprintf("%s is deleted with the controller: use a namespace of its own, such as %s or karpenter", ns, deploy.Namespace)
+	}
+	if errs := validation.IsDNS1123Subdomain(s.serviceAccount()); len(errs) > 0 {
+		problems["service_account"] = fmt.Sprintf("%q is not a service account name: %s", s.serviceAccount(), strings.Join(errs, "; "))
 	}
 	return problems
 }
@@ -134,7 +175,7 @@ func desiredObjects(s controllerSettings) ([]*unstructured.Unstructured, error) 
 		return nil, err
 	}
 	for _, m := range ms {
-		obj := m.Object.DeepCopyObject()
+		obj, _ := m.Object.DeepCopyObject().(client.Object)
 		if err := s.applyTo(obj); err != nil {
 			return nil, err
 		}
@@ -155,9 +196,22 @@ func applyRank(u *unstructured.Unstructured) int {
 	return slices.Index(order, u.GetKind())
 }
 
-func (s controllerSettings) applyTo(obj runtime.Object) error {
+// applyTo writes the settings into one of the manifests' objects: its
+// namespace, the service account's name and role, the bindings' subject, the
+// Deployment's settings.
+func (s controllerSettings) applyTo(obj client.Object) error {
+	if obj.GetNamespace() != "" {
+		obj.SetNamespace(s.namespace())
+	}
 	switch o := obj.(type) {
+	case *corev1.Namespace:
+		o.Name = s.namespace()
+	case *rbacv1.ClusterRoleBinding:
+		s.bind(o.Subjects)
+	case *rbacv1.RoleBinding:
+		s.bind(o.Subjects)
 	case *corev1.ServiceAccount:
+		o.Name = s.serviceAccount()
 		delete(o.Annotations, roleARNAnnotation)
 		if s.RoleARN != "" {
 			if o.Annotations == nil {
@@ -171,8 +225,18 @@ func (s controllerSettings) applyTo(obj runtime.Object) error {
 	return nil
 }
 
+// bind makes the bindings' service account the controller's.
+func (s controllerSettings) bind(subjects []rbacv1.Subject) {
+	for i := range subjects {
+		if subjects[i].Kind == rbacv1.ServiceAccountKind {
+			subjects[i].Name, subjects[i].Namespace = s.serviceAccount(), s.namespace()
+		}
+	}
+}
+
 func (s controllerSettings) applyToDeployment(d *appsv1.Deployment) error {
 	d.Spec.Replicas = &s.Replicas
+	d.Spec.Template.Spec.ServiceAccountName = s.serviceAccount()
 	c := &d.Spec.Template.Spec.Containers[0]
 	if s.Image != "" {
 		c.Image = s.Image

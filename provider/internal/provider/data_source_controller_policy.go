@@ -17,7 +17,6 @@ import (
 	"github.com/stowage-dev/stowage/controller/aws/iampolicy"
 	"github.com/stowage-dev/stowage/controller/aws/sdk"
 	"github.com/stowage-dev/stowage/controller/catalogue"
-	"github.com/stowage-dev/stowage/controller/scheduling"
 )
 
 var (
@@ -200,13 +199,13 @@ func poolsAndTypes(ctx context.Context, v types.Dynamic) ([]string, []string, er
 		}
 		np.SetDefaults()
 		names = append(names, np.Name)
-		allowed := matching(all, scheduling.FromAPI(np.Spec.Template.Spec.Requirements))
+		allowed := iampolicy.PoolInstanceTypes(&np, all)
 		if len(allowed) == 0 {
 			return nil, nil, fmt.Errorf("node_pools[%d]: pool %s allows no instance type of the catalogue; fix its requirements", i, np.Name)
 		}
 		for _, it := range allowed {
-			if !slices.Contains(out, it.Name) {
-				out = append(out, it.Name)
+			if !slices.Contains(out, it) {
+				out = append(out, it)
 			}
 		}
 	}

@@ -52,7 +52,7 @@ func run(m *testing.M) int {
 	os.Setenv("CHECKPOINT_DISABLE", "1")
 	os.Unsetenv("TF_CLI_CONFIG_FILE")
 	os.Unsetenv("TF_ACC_TERRAFORM_VERSION")
-	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "AKIDACCEPTANCE", "AWS_SECRET_ACCESS_KEY": "acceptance",
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": accessKeyID, "AWS_SECRET_ACCESS_KEY": secretAccessKey,
 		"AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull, "AWS_EC2_METADATA_DISABLED": "true"} {
 		os.Setenv(k, v)
 	}
@@ -68,7 +68,7 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "writing the access files: %v\n", err)
 		return 1
 	}
-	defer access.webhook.Close()
+	defer func() { _ = access.webhook.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// kube-controller-manager finishes namespace deletions (stowage_controller's destroy waits for its namespace).
@@ -84,6 +84,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer access.emulator.Close()
+	defer access.sts.Close()
 	defer func() {
 		if stowagePath != "" {
 			os.RemoveAll(filepath.Dir(stowagePath))

@@ -17,8 +17,11 @@ func classWith(provider, name string) string {
 // TestAccProviderAccessModes applies a node class through each way the
 // provider reaches a cluster: a host with a CA and a token, and an EKS
 // cluster whose endpoint and CA come from eks:DescribeCluster (the emulator)
-// and whose token is minted by internal/ekstoken and accepted by the bed's
-// token webhook. Bad settings fail naming the attribute and the fix.
+// and whose token is minted by internal/ekstoken and verified by the bed's
+// token webhook, which replays it against the emulator's STS to learn the
+// IAM identity that signed it (the acceptance tests' user, mapped to an
+// administrator). A token signed for another cluster is refused. Bad
+// settings fail naming the attribute and the fix.
 func TestAccProviderAccessModes(t *testing.T) {
 	hostBlock := fmt.Sprintf(`
 provider "stowage" {
@@ -27,14 +30,17 @@ provider "stowage" {
   token                  = %q
 }
 `, bed.cp.APIServerURL, string(bed.cp.Config.CAData), staticToken)
-	eksBlock := fmt.Sprintf(`
+	eks := func(cluster string) string {
+		return fmt.Sprintf(`
 provider "stowage" {
   eks_cluster_name = %q
   aws_region       = "us-east-1"
   aws_endpoint_url = %q
 }
-`, eksCluster, access.emulator.URL)
-	before := access.eksAccepted.Load()
+`, cluster, access.sts.URL)
+	}
+	eksBlock := eks(eksCluster)
+	before := access.emu.Calls("GetCallerIdentity")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: providers,
 		CheckDestroy: resource.ComposeTestCheckFunc(checkGone("nodeclasses", "acc-eks"),
@@ -46,11 +52,14 @@ provider "stowage" {
 			}}, Check: resource.ComposeTestCheckFunc(
 				checkServer("nodeclasses", "acc-eks", map[string]string{"spec.role": "StowageNodeRole-acc"}),
 				func(*terraform.State) error {
-					if access.eksAccepted.Load() == before {
-						return fmt.Errorf("the token webhook accepted no EKS token: the provider did not authenticate as EKS")
+					if access.emu.Calls("GetCallerIdentity") == before {
+						return fmt.Errorf("the token webhook verified no EKS token with STS: the provider did not authenticate as EKS")
 					}
 					return nil
 				})},
+			// The same credentials, but the token names another cluster: its
+			// signature does not cover this one's id, and STS refuses the replay.
+			{Config: classWith(eks(eksOther), "acc-eks"), PlanOnly: true, ExpectError: regexp.MustCompile(`(?i)unauthorized`)},
 			{Config: classWith(`provider "stowage" {
   host = "https://127.0.0.1:1"
 }`, "acc-nohost"), ExpectError: inOrder("host is set without credentials: set token, or client_certificate and client_key, or eks_cluster_name")},

@@ -65,8 +65,9 @@ func (r *controllerResource) Schema(_ context.Context, _ resource.SchemaRequest,
 	str := func(d string) schema.StringAttribute {
 		return schema.StringAttribute{Optional: true, MarkdownDescription: d}
 	}
-	fixed := func(v, d string) schema.Attribute {
-		return schema.StringAttribute{Computed: true, Default: stringdefault.StaticString(v), MarkdownDescription: d}
+	named := func(v, d string) schema.Attribute {
+		return schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(v), MarkdownDescription: d,
+			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}}
 	}
 	computed := func(d string) schema.StringAttribute {
 		return schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: d}
@@ -80,7 +81,7 @@ func (r *controllerResource) Schema(_ context.Context, _ resource.SchemaRequest,
 			"while NodeClaims exist it refuses, unless `destroy_node_claims` lets it delete them and wait for the controller to " +
 			"drain their nodes and terminate their instances. Other stowage resources that need the CRDs take `depends_on` on it.",
 		Attributes: map[string]schema.Attribute{
-			"id":               schema.StringAttribute{Computed: true, MarkdownDescription: "The namespace, `" + deploy.Namespace + "`.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+			"id":               schema.StringAttribute{Computed: true, MarkdownDescription: "The namespace.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
 			"cluster_name":     schema.StringAttribute{Required: true, MarkdownDescription: "Name of the EKS cluster (`--cluster-name`): instances are tagged `kubernetes.io/cluster/<name>`."},
 			"cluster_endpoint": schema.StringAttribute{Required: true, MarkdownDescription: "The API server's https URL, which nodes join (`--cluster-endpoint`)."},
 			"cluster_ca_bundle": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(""),
@@ -103,8 +104,10 @@ func (r *controllerResource) Schema(_ context.Context, _ resource.SchemaRequest,
 			"destroy_node_claims": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Lets a destroy delete the remaining NodeClaims, and wait for the controller to drain and " +
 					"terminate them, before it removes the controller. Without it a destroy with NodeClaims left is refused."},
-			"namespace":       fixed(deploy.Namespace, "The controller's namespace."),
-			"service_account": fixed(deploy.ServiceAccount, "The controller's service account, which the IAM role trusts."),
+			"namespace": named(deploy.Namespace, "The controller's namespace, `"+deploy.Namespace+"` by default: created with the "+
+				"controller and deleted with it, so one of its own (not `default` or a `kube-` namespace). Changing it reinstalls the controller."),
+			"service_account": named(deploy.ServiceAccount, "The controller's service account, `"+deploy.ServiceAccount+"` by default, "+
+				"which the IAM role trusts (`stowage_controller_role`'s `namespace` and `service_account` name the same)."),
 			"revision": schema.StringAttribute{Computed: true, MarkdownDescription: "A hash of the objects as applied; `drifted: ...` " +
 				"naming the objects when the cluster no longer holds them so, which the next apply restores."},
 		},
@@ -127,7 +130,7 @@ func (r *controllerResource) settings(ctx context.Context, m controllerModel, di
 		ImagePullPolicy: m.ImagePullPolicy.ValueString(), RoleARN: m.RoleARN.ValueString(), LogLevel: m.LogLevel.ValueString(),
 		LogFormat: m.LogFormat.ValueString(), Replicas: int32(m.Replicas.ValueInt64()), //nolint:gosec // validated small
 		Flags: stringMap(ctx, m.Settings, diags), CPURequest: m.CPURequest.ValueString(), MemoryRequest: m.MemoryRequest.ValueString(),
-		MemoryLimit: m.MemoryLimit.ValueString()}
+		MemoryLimit: m.MemoryLimit.ValueString(), Namespace: m.Namespace.ValueString(), ServiceAccount: m.ServiceAccount.ValueString()}
 	if s.Region == "" && r.access != nil {
 		s.Region = r.access.cfg.AWS.Region
 	}
@@ -175,7 +178,8 @@ func (s *controllerSettings) defaults() {
 // knownConfig reports whether every setting is known (not waiting on apply).
 func knownConfig(m controllerModel) bool {
 	for _, v := range []interface{ IsUnknown() bool }{m.ClusterName, m.ClusterEndpoint, m.ClusterCABundle, m.Region, m.Image,
-		m.ImagePullPolicy, m.RoleARN, m.Replicas, m.LogLevel, m.LogFormat, m.Settings, m.CPURequest, m.MemoryRequest, m.MemoryLimit} {
+		m.ImagePullPolicy, m.RoleARN, m.Replicas, m.LogLevel, m.LogFormat, m.Settings, m.CPURequest, m.MemoryRequest, m.MemoryLimit,
+		m.Namespace, m.ServiceAccount} {
 		if v.IsUnknown() {
 			return false
 		}
@@ -195,7 +199,7 @@ func (r *controllerResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	m.ID = types.StringValue(deploy.Namespace)
+	m.ID = m.Namespace
 	// Unset in the configuration, region and image take their defaults, not
 	// the state's: a value changed in the cluster is changed back.
 	var region, image types.String

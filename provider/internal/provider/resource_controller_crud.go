@@ -3,12 +3,14 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -88,19 +90,13 @@ func (r *controllerResource) Read(ctx context.Context, req resource.ReadRequest,
 	if !ok || resp.Diagnostics.HasError() {
 		return
 	}
-	objs, err := desiredObjects(r.settings(ctx, m, &resp.Diagnostics))
-	if err != nil {
-		resp.Diagnostics.AddError("Building the controller's manifests", err.Error())
-		return
+	if m.Namespace.IsNull() {
+		m.Namespace = m.ID // imported by its namespace
 	}
-	live := map[string]*unstructured.Unstructured{}
-	for _, o := range objs {
-		if o.GetKind() == "Deployment" || o.GetKind() == "ServiceAccount" {
-			if live[o.GetKind()], err = in.c.GetObject(ctx, o); err != nil {
-				resp.Diagnostics.AddError("Reading the controller", err.Error())
-				return
-			}
-		}
+	live, err := r.readLive(ctx, in, &m, &resp.Diagnostics)
+	if err != nil {
+		resp.Diagnostics.AddError("Reading the controller", err.Error())
+		return
 	}
 	if live["Deployment"] == nil && live["ServiceAccount"] == nil {
 		resp.State.RemoveResource(ctx) // uninstalled
@@ -110,7 +106,8 @@ func (r *controllerResource) Read(ctx context.Context, req resource.ReadRequest,
 		resp.Diagnostics.AddError("Reading the controller's Deployment", err.Error())
 		return
 	}
-	if objs, err = desiredObjects(r.settings(ctx, m, &resp.Diagnostics)); err != nil {
+	objs, err := desiredObjects(r.settings(ctx, m, &resp.Diagnostics))
+	if err != nil {
 		resp.Diagnostics.AddError("Building the controller's manifests", err.Error())
 		return
 	}
@@ -119,7 +116,7 @@ func (r *controllerResource) Read(ctx context.Context, req resource.ReadRequest,
 		resp.Diagnostics.AddError("Comparing the controller's objects with the cluster", err.Error())
 		return
 	}
-	m.ID, m.Namespace, m.ServiceAccount = types.StringValue(deploy.Namespace), types.StringValue(deploy.Namespace), types.StringValue(deploy.ServiceAccount)
+	m.ID = m.Namespace
 	if m.DestroyNodeClaims.IsNull() {
 		m.DestroyNodeClaims = types.BoolValue(false)
 	}
@@ -128,6 +125,32 @@ func (r *controllerResource) Read(ctx context.Context, req resource.ReadRequest,
 		m.Revision = types.StringValue(drifted + describeDrift(missing, changed))
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// readLive reads the Deployment and then the service account it runs as
+// (which an import learns from it) as the cluster holds them, by kind; a
+// missing object is absent from the map.
+func (r *controllerResource) readLive(ctx context.Context, in installation, m *controllerModel, diags *diag.Diagnostics) (map[string]*unstructured.Unstructured, error) {
+	live := map[string]*unstructured.Unstructured{}
+	for _, kind := range []string{"Deployment", "ServiceAccount"} {
+		objs, err := desiredObjects(r.settings(ctx, *m, diags))
+		if err != nil {
+			return nil, err
+		}
+		i := slices.IndexFunc(objs, func(o *unstructured.Unstructured) bool { return o.GetKind() == kind })
+		got, err := in.c.GetObject(ctx, objs[i])
+		if err != nil {
+			return nil, err
+		}
+		if got == nil {
+			continue
+		}
+		live[kind] = got
+		if sa, _, _ := unstructured.NestedString(got.Object, "spec", "template", "spec", "serviceAccountName"); kind == "Deployment" && sa != "" {
+			m.ServiceAccount = types.StringValue(sa)
+		}
+	}
+	return live, nil
 }
 
 func describeDrift(missing, changed []string) string {
@@ -245,9 +268,10 @@ func (r *controllerResource) Delete(ctx context.Context, req resource.DeleteRequ
 }
 
 func (r *controllerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if req.ID != deploy.Namespace {
-		resp.Diagnostics.AddError("Importing the controller", fmt.Sprintf("import it by its namespace: %s", deploy.Namespace))
+	if errs := validation.IsDNS1123Label(req.ID); len(errs) > 0 {
+		resp.Diagnostics.AddError("Importing the controller", fmt.Sprintf("import it by its namespace, such as %s: %q is not one", deploy.Namespace, req.ID))
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), req.ID)...)
 }

@@ -107,7 +107,8 @@ func (r *controllerRoleResource) ValidateConfig(ctx context.Context, req resourc
 	}
 	validateIAMName(m.Name, path.Root("name"), &resp.Diagnostics)
 	irsa, pod := !m.OIDCProviderARN.IsNull(), !m.PodIdentityCluster.IsNull()
-	if irsa == pod {
+	// A value still unknown (a module's input, during validate) may turn out null.
+	if irsa == pod && !m.OIDCProviderARN.IsUnknown() && !m.PodIdentityCluster.IsUnknown() {
 		resp.Diagnostics.AddAttributeError(path.Root("oidc_provider_arn"), "Choose IRSA or Pod Identity",
 			"set exactly one of oidc_provider_arn (IRSA) and pod_identity_cluster_name (EKS Pod Identity)")
 	}

@@ -189,6 +189,18 @@ func TestAccControllerPolicyAndRoleRefuseBadInput(t *testing.T) {
   policy_json       = "Allow everything"
   oidc_provider_arn = %q
 }`, oidcARN), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Invalid policy_json.*stowage_controller_policy`)},
+			// A pool on reservations only allows its types too (the catalogue has no reservations to price).
+			{Config: policy(`node_role_arns = ["arn:aws:iam::123456789012:role/n"]
+  node_pools     = [{ name = "gpu-training", requirement = [
+    { key = "node.kubernetes.io/instance-type", operator = "In", values = ["p5.48xlarge"] },
+    { key = "stowage.dev/capacity-type", operator = "In", values = ["reserved"] },
+  ] }]
+  lifecycle {
+    postcondition {
+      condition     = self.launchable_instance_types == tolist(["p5.48xlarge"])
+      error_message = "launchable: ${jsonencode(self.launchable_instance_types)}"
+    }
+  }`), PlanOnly: true},
 			{Config: policy(`node_role_arns = []`), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Missing node_role_arns`)},
 			{Config: policy(`node_role_arns = ["arn:aws:iam::123456789012:role/*"]`), PlanOnly: true,
 				ExpectError: regexp.MustCompile(`(?s)Invalid node_role_arns\[0\].*no wildcards`)},

@@ -146,6 +146,9 @@ func TestAccControllerRefusesBadInput(t *testing.T) {
 			bad(`image_pull_policy = "Sometimes"`, `(?s)Invalid image_pull_policy`),
 			bad(`role_arn = "acc-controller"`, `(?s)Invalid role_arn.*stowage_controller_role.arn`),
 			bad(`memory_limit = "lots"`, `(?s)Invalid memory_limit.*not a quantity`),
+			bad(`namespace = "kube-system"`, `(?s)Invalid namespace.*kube-system is deleted with the controller`),
+			bad(`namespace = "Stowage"`, `(?s)Invalid namespace.*not a namespace name`),
+			bad(`service_account = "controller_sa"`, `(?s)Invalid service_account.*not a service account name`),
 			{Config: awsProvider() + `resource "stowage_controller" "x" {
   cluster_name     = "acc"
   cluster_endpoint = "http://acc.example.com"
