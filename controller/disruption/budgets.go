@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
-
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 )
@@ -130,7 +128,7 @@ func Active(b v1alpha1.Budget, now time.Time) (bool, error) {
 	if b.Schedule == nil || b.Duration == nil {
 		return false, errors.New("schedule and duration go together; set both or neither")
 	}
-	schedule, err := cron.ParseStandard("TZ=UTC " + *b.Schedule)
+	schedule, err := v1alpha1.ParseCron(*b.Schedule)
 	if err != nil {
 		return false, fmt.Errorf("parsing schedule %q: %w", *b.Schedule, err)
 	}

@@ -3,12 +3,14 @@ package disruption
 import (
 	"context"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/state"
 )
@@ -24,10 +26,13 @@ const homesEvery = 2 * time.Second
 // provisioner's scheduling core, for the pods of every node marked for
 // deletion at once (so that two draining nodes do not both count on the same
 // free room), onto the nodes that are Ready and initialized; new capacity
-// still launching counts only once it is Ready.
+// still launching counts only once it is Ready. A pod no pool can launch
+// capacity for either (its pool was deleted, or no pool tolerates it) holds
+// nothing: no replacement is coming for it.
 type Homes struct {
 	clk     clock.PassiveClock
 	cluster *state.Cluster
+	types   InstanceTypes
 	solve   scheduler.Options
 
 	mu sync.Mutex
@@ -43,14 +48,15 @@ type Homes struct {
 }
 
 // NewHomes returns Homes over the cluster state, solving with solve (the
-// provisioner's options).
-func NewHomes(clk clock.PassiveClock, cluster *state.Cluster, solve scheduler.Options) *Homes {
-	return &Homes{clk: clk, cluster: cluster, solve: solve}
+// provisioner's options) and the pools' instance types from types; with nil
+// types every pod without a Ready home holds its node.
+func NewHomes(clk clock.PassiveClock, cluster *state.Cluster, types InstanceTypes, solve scheduler.Options) *Homes {
+	return &Homes{clk: clk, cluster: cluster, types: types, solve: solve}
 }
 
 // Ready reports whether every pod on the node that would need a new home
 // fits on a Ready node, all draining nodes' pods counted together.
-func (h *Homes) Ready(_ context.Context, node string) bool {
+func (h *Homes) Ready(ctx context.Context, node string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	gen, now := h.cluster.Generation(), h.clk.Now()
@@ -63,7 +69,7 @@ func (h *Homes) Ready(_ context.Context, node string) bool {
 	snap := h.cluster.Snapshot(nil, nil)
 	if !h.solved || !maps.Equal(drainingNodes(snap), h.draining) || now.Sub(h.at) >= homesEvery {
 		h.requests = h.requests.next()
-		h.homeless, h.draining = homeless(snap, h.solve, h.requests)
+		h.homeless, h.draining = homeless(snap, h.solve, h.requests, h.launchable(ctx))
 		h.gen, h.at, h.solved = gen, now, true
 	}
 	return !h.homeless[node]
@@ -80,10 +86,27 @@ func drainingNodes(snap *scheduler.Snapshot) map[string]bool {
 	return out
 }
 
+// launchable returns the pools' instance types, for telling a pod whose
+// capacity may come from one for which none will; nil without types.
+func (h *Homes) launchable(ctx context.Context) map[string][]*cloudprovider.InstanceType {
+	if h.types == nil {
+		return nil
+	}
+	out := map[string][]*cloudprovider.InstanceType{}
+	for _, pool := range h.cluster.NodePools() {
+		if its, err := h.types.InstanceTypes(ctx, pool); err == nil {
+			out[pool.Name] = its
+		}
+	}
+	return out
+}
+
 // homeless solves for the pods of the nodes marked for deletion on the nodes
 // that receive pods, and returns the draining nodes some pod of which fits
-// nowhere, and all the draining nodes.
-func homeless(snap *scheduler.Snapshot, opts scheduler.Options, requests *podRequests) (out, draining map[string]bool) {
+// nowhere but on capacity the pools could launch (all of them when types is
+// nil), and all the draining nodes.
+func homeless(snap *scheduler.Snapshot, opts scheduler.Options, requests *podRequests,
+	types map[string][]*cloudprovider.InstanceType) (out, draining map[string]bool) {
 	owner, draining := map[string]string{}, map[string]bool{}
 	var pods []*corev1.Pod
 	nodes := make([]*scheduler.StateNode, len(snap.Nodes))
@@ -111,14 +134,58 @@ func homeless(snap *scheduler.Snapshot, opts scheduler.Options, requests *podReq
 	if len(pods) == 0 {
 		return out, draining
 	}
-	r := &Round{Snapshot: snap, memo: &memo{requests: requests}}
+	withoutMoving(nodes, owner)
+	view := *snap
+	view.Nodes = nodes
+	r := &Round{Snapshot: &view, memo: &memo{requests: requests}}
 	if receivers, ok := r.receivers(pods); ok {
 		nodes = receivers
 	}
 	s := *snap
 	s.Pods, s.Nodes, s.InstanceTypes = pods, nodes, nil
+	var waiting []*corev1.Pod
 	for _, u := range scheduler.Solve(&s, opts).Unschedulable {
-		out[owner[u.Pod.Namespace+"/"+u.Pod.Name]] = true
+		waiting = append(waiting, u.Pod)
+	}
+	if len(waiting) > 0 && types != nil {
+		waiting = launchable(snap, waiting, owner, types, opts)
+	}
+	for _, p := range waiting {
+		out[owner[p.Namespace+"/"+p.Name]] = true
 	}
 	return out, draining
+}
+
+// withoutMoving takes the pods being solved for off the nodes they are
+// nominated to (the state counts a draining node's pods on their next home,
+// so that the provisioner does not plan them twice): solved for again, they
+// would find their own room there taken.
+func withoutMoving(nodes []*scheduler.StateNode, moving map[string]string) {
+	for i, sn := range nodes {
+		if !slices.ContainsFunc(sn.Pods, func(p *corev1.Pod) bool { return isMoving(p, moving) }) {
+			continue
+		}
+		copied := *sn
+		copied.Pods = slices.DeleteFunc(slices.Clone(sn.Pods), func(p *corev1.Pod) bool { return isMoving(p, moving) })
+		nodes[i] = &copied
+	}
+}
+
+func isMoving(p *corev1.Pod, moving map[string]string) bool {
+	_, ok := moving[p.Namespace+"/"+p.Name]
+	return ok && p.Spec.NodeName == ""
+}
+
+// launchable returns the pods that new capacity from the pools could take,
+// beside the nodes and claims there are: those worth waiting for.
+func launchable(snap *scheduler.Snapshot, pods []*corev1.Pod, moving map[string]string,
+	types map[string][]*cloudprovider.InstanceType, opts scheduler.Options) []*corev1.Pod {
+	s := *snap
+	s.Pods, s.Nodes, s.InstanceTypes = pods, slices.Clone(snap.Nodes), types
+	withoutMoving(s.Nodes, moving)
+	never := map[string]bool{}
+	for _, u := range scheduler.Solve(&s, opts).Unschedulable {
+		never[u.Pod.Namespace+"/"+u.Pod.Name] = true
+	}
+	return slices.DeleteFunc(pods, func(p *corev1.Pod) bool { return never[p.Namespace+"/"+p.Name] })
 }

@@ -146,7 +146,7 @@ func (op *Operator) register(ctx context.Context, o *options.Options, s settings
 		{"provisioning", provisioning.NewController(kube, op.Cluster, batcher, provisioner, log.Named("provisioning"))},
 		{lifecycle.Name, lifecycle.New(clk, kube, op.Cloud, lifecycle.Options{Logger: log})},
 		{termination.Name, termination.New(clk, kube, op.Cloud, termination.Options{Logger: log,
-			Homes: disruption.NewHomes(clk, op.Cluster, solve)})},
+			Homes: disruption.NewHomes(clk, op.Cluster, op.Cloud, solve)})},
 		{garbagecollection.Name, garbagecollection.New(clk, kube, op.Cloud, garbagecollection.Options{Logger: log})},
 		{interruption.Name, interruption.New(clk, kube, marker, interruption.Options{Logger: log})},
 		{drift.Name, drift.New(clk, kube, op.Cloud, drift.Options{Logger: log})},

@@ -91,7 +91,7 @@ func newStowageSystem(w *world) *stowageSystem {
 	sys.provisioner = provisioning.NewProvisioner(w.cluster, sys.cloud, provisioning.ClientWriter{Client: w.kube}, recorder,
 		provisioning.RandomSuffix(w.rng), provisioning.WithLogger(hclog.NewNullLogger()), provisioning.WithClock(w.clk),
 		provisioning.WithCreateConcurrency(1), provisioning.WithSolveOptions(solve))
-	term := termination.New(w.clk, w.kube, sys.cloud, termination.Options{Recorder: recorder, Homes: disruption.NewHomes(w.clk, w.cluster, solve)})
+	term := termination.New(w.clk, w.kube, sys.cloud, termination.Options{Recorder: recorder, Homes: disruption.NewHomes(w.clk, w.cluster, sys.cloud, solve)})
 	expiry := expiration.New(w.clk, w.kube, expiration.Options{Recorder: recorder})
 	sys.expiry = expiry.Alarms()
 	sys.reconcilers = map[reconciler]reconcile.Reconciler{

@@ -105,8 +105,8 @@ variable "web" {
     error_message = "web.budget and web.business_hours_budget must be node counts such as \"3\" or percentages from 0% to 100% such as \"10%\"."
   }
   validation {
-    condition     = alltrue([for r in var.web.business_hours_reasons : contains(["Empty", "Underutilized", "Drifted", "Expired"], r)])
-    error_message = "web.business_hours_reasons must be among Empty, Underutilized, Drifted and Expired."
+    condition     = alltrue([for r in var.web.business_hours_reasons : contains(["Empty", "Underutilized", "Drifted"], r)])
+    error_message = "web.business_hours_reasons must be among Empty, Underutilized and Drifted (expiry is not budgeted)."
   }
 }
 
@@ -152,8 +152,8 @@ variable "batch" {
     error_message = "batch.budget and batch.business_hours_budget must be node counts such as \"3\" or percentages such as \"20%\"."
   }
   validation {
-    condition     = alltrue([for r in var.batch.business_hours_reasons : contains(["Empty", "Underutilized", "Drifted", "Expired"], r)])
-    error_message = "batch.business_hours_reasons must be among Empty, Underutilized, Drifted and Expired."
+    condition     = alltrue([for r in var.batch.business_hours_reasons : contains(["Empty", "Underutilized", "Drifted"], r)])
+    error_message = "batch.business_hours_reasons must be among Empty, Underutilized and Drifted (expiry is not budgeted)."
   }
 }
 
@@ -177,7 +177,7 @@ variable "gpu_inference" {
     expire_after           = optional(string, "720h")
     budget                 = optional(string, "10%")
     business_hours_budget  = optional(string, "0")
-    business_hours_reasons = optional(list(string), ["Empty", "Drifted", "Expired"])
+    business_hours_reasons = optional(list(string), ["Empty", "Drifted"])
   })
   default  = {}
   nullable = false
@@ -198,8 +198,8 @@ variable "gpu_inference" {
     error_message = "gpu_inference.budget and gpu_inference.business_hours_budget must be node counts such as \"1\" or percentages such as \"10%\"."
   }
   validation {
-    condition     = alltrue([for r in var.gpu_inference.business_hours_reasons : contains(["Empty", "Underutilized", "Drifted", "Expired"], r)])
-    error_message = "gpu_inference.business_hours_reasons must be among Empty, Underutilized, Drifted and Expired."
+    condition     = alltrue([for r in var.gpu_inference.business_hours_reasons : contains(["Empty", "Underutilized", "Drifted"], r)])
+    error_message = "gpu_inference.business_hours_reasons must be among Empty, Underutilized and Drifted (expiry is not budgeted)."
   }
 }
 
@@ -249,8 +249,8 @@ variable "gpu_training" {
     error_message = "gpu_training.budget and gpu_training.business_hours_budget must be node counts such as \"1\" or percentages such as \"10%\"."
   }
   validation {
-    condition     = alltrue([for r in var.gpu_training.business_hours_reasons : contains(["Empty", "Underutilized", "Drifted", "Expired"], r)])
-    error_message = "gpu_training.business_hours_reasons must be among Empty, Underutilized, Drifted and Expired."
+    condition     = alltrue([for r in var.gpu_training.business_hours_reasons : contains(["Empty", "Underutilized", "Drifted"], r)])
+    error_message = "gpu_training.business_hours_reasons must be among Empty, Underutilized and Drifted (expiry is not budgeted)."
   }
 }
 

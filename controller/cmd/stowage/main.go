@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -22,7 +23,16 @@ commands:
 `
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	// A report goes out in one write at the end: a reader that stops early
+	// (`stowage schedule ... | head`) finds it whole in the pipe, rather
+	// than killing the command mid-report with SIGPIPE. `run` logs to
+	// stderr only.
+	stdout := bufio.NewWriterSize(os.Stdout, 1<<20)
+	code := run(os.Args[1:], stdout, os.Stderr)
+	if err := stdout.Flush(); err != nil && code == 0 {
+		code = 1
+	}
+	os.Exit(code)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
