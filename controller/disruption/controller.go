@@ -244,7 +244,7 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 func (c *Controller) decide(ctx context.Context, r Round, gen uint64) error {
 	c.requests = c.requests.next()
 	r.Busy, r.memo = c.queue.busy(), &memo{requests: c.requests}
-	rd := roundDecision{r: r, candidates: NewCandidates(&r), consKey: consolidationKey(r.Snapshot)}
+	rd := roundDecision{r: r, candidates: NewCandidates(&r), consKey: consolidationKey(r)}
 	rd.held = sync.OnceValue(func() bool { return c.consolidationHeld(r.Snapshot) })
 	c.settle.reset()
 	for _, m := range c.opts.Methods {

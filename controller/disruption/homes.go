@@ -69,7 +69,9 @@ func (h *Homes) Ready(ctx context.Context, node string) bool {
 	snap := h.cluster.Snapshot(nil, nil)
 	if !h.solved || !maps.Equal(drainingNodes(snap), h.draining) || now.Sub(h.at) >= homesEvery {
 		h.requests = h.requests.next()
-		h.homeless, h.draining = homeless(snap, h.solve, h.requests, h.launchable(ctx))
+		h.homeless, h.draining = homeless(snap, h.solve, h.requests, func() map[string][]*cloudprovider.InstanceType {
+			return h.launchable(ctx)
+		})
 		h.gen, h.at, h.solved = gen, now, true
 	}
 	return !h.homeless[node]
@@ -103,10 +105,10 @@ func (h *Homes) launchable(ctx context.Context) map[string][]*cloudprovider.Inst
 
 // homeless solves for the pods of the nodes marked for deletion on the nodes
 // that receive pods, and returns the draining nodes some pod of which fits
-// nowhere but on capacity the pools could launch (all of them when types is
-// nil), and all the draining nodes.
+// nowhere but on capacity the pools could launch (all of them when typesOf
+// returns nil), and all the draining nodes.
 func homeless(snap *scheduler.Snapshot, opts scheduler.Options, requests *podRequests,
-	types map[string][]*cloudprovider.InstanceType) (out, draining map[string]bool) {
+	typesOf func() map[string][]*cloudprovider.InstanceType) (out, draining map[string]bool) {
 	owner, draining := map[string]string{}, map[string]bool{}
 	var pods []*corev1.Pod
 	nodes := make([]*scheduler.StateNode, len(snap.Nodes))
@@ -147,8 +149,10 @@ func homeless(snap *scheduler.Snapshot, opts scheduler.Options, requests *podReq
 	for _, u := range scheduler.Solve(&s, opts).Unschedulable {
 		waiting = append(waiting, u.Pod)
 	}
-	if len(waiting) > 0 && types != nil {
-		waiting = launchable(snap, waiting, owner, types, opts)
+	if len(waiting) > 0 {
+		if types := typesOf(); types != nil {
+			waiting = launchable(snap, waiting, owner, types, opts)
+		}
 	}
 	for _, p := range waiting {
 		out[owner[p.Namespace+"/"+p.Name]] = true

@@ -164,10 +164,16 @@ func offeringsKey(types map[string][]*cloudprovider.InstanceType) uint64 {
 
 // consolidationKey digests the fleet's layout as consolidation sees it: each
 // node, whether it is marked, Ready or nominated, when a pod last bound to it
-// or left it, and the offerings. Pod status writes, which change the cluster
-// state all the time, do not change it.
-func consolidationKey(snap *scheduler.Snapshot) uint64 {
+// or left it, the offerings, and how many disruptions each PDB allows (a
+// candidate a PDB blocked is worth trying again once it allows one). Pod
+// status writes, which change the cluster state all the time, do not change
+// it.
+func consolidationKey(r Round) uint64 {
+	snap := r.Snapshot
 	h := fnv.New64a()
+	for _, pdb := range r.PDBs {
+		h.Write([]byte(pdb.Namespace + "/" + pdb.Name + "=" + strconv.FormatInt(int64(pdb.Status.DisruptionsAllowed), 10) + ";"))
+	}
 	h.Write([]byte(strconv.FormatUint(offeringsKey(snap.InstanceTypes), 16)))
 	for _, sn := range snap.Nodes {
 		h.Write([]byte(sn.Name()))
