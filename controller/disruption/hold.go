@@ -42,21 +42,33 @@ func blockEnds(d Decision) []time.Time {
 // then is the churn pattern, two commands would count on the same free room,
 // and pods would move twice in a row.
 func (c *Controller) consolidationHeld(snap *scheduler.Snapshot) bool {
-	if c.queue.holds() || c.cluster.Unprovided() {
-		return true
+	why := heldBy(c.queue.holds(), c.cluster.Unprovided(), snap)
+	if why != "" {
+		c.log.Debug("consolidation held", "why", why)
+	}
+	return why != ""
+}
+
+// heldBy says what holds consolidation back, or "".
+func heldBy(commandUnderWay, podsWait bool, snap *scheduler.Snapshot) string {
+	switch {
+	case commandUnderWay:
+		return "a command launches replacements or drains"
+	case podsWait:
+		return "pods wait for capacity"
 	}
 	for _, sn := range snap.Nodes {
 		if sn.NodeClaim != nil && sn.NodeClaim.DeletionTimestamp == nil && !initialized(sn) {
-			return true // launching
+			return "nodeclaim " + sn.NodeClaim.Name + " is launching"
 		}
 		if !sn.MarkedForDeletion || sn.Node == nil {
 			continue
 		}
 		for _, p := range sn.Pods {
 			if reschedulable(p) && p.Spec.NodeName == sn.Node.Name {
-				return true
+				return "node " + sn.Node.Name + " is being removed and still runs pod " + p.Namespace + "/" + p.Name
 			}
 		}
 	}
-	return false
+	return ""
 }

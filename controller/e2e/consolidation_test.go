@@ -73,6 +73,16 @@ func TestConsolidationAfterAScaleIn(t *testing.T) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("disruption logs:\n%s", logs.matching("disruption", 300))
+			pdb := &policyv1.PodDisruptionBudget{}
+			if err := b.Admin.Get(context.Background(), client.ObjectKey{Namespace: consolidationNS, Name: "web"}, pdb); err == nil {
+				t.Logf("PDB status: %+v", pdb.Status)
+			}
+			t.Logf("blocked candidates by blocker: %v", b.blocked(t))
+			for name, v := range b.scrape(t, metricsAddr) {
+				if strings.HasPrefix(name, "stowage_disruption_") || strings.HasPrefix(name, "stowage_scheduler_unschedulable") {
+					t.Logf("%s %v", name, v)
+				}
+			}
 		}
 	})
 	b.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: consolidationNS}}, spreadWeb(size.full), webPDB())

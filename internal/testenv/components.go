@@ -60,6 +60,11 @@ func (cp *ControlPlane) StartKwok(extra ...string) error {
 		"manage-nodes-with-annotation-selector", KwokNodeAnnotation+"="+KwokNodeAnnotationValue,
 		"cidr", "10.244.0.0/16",
 		"node-port", "0",
+		// Renew each Node's lease as a kubelet does: without it kwok's
+		// heartbeat stage writes every ten minutes, the node lifecycle
+		// controller takes the nodes for gone after its grace period and
+		// marks their pods not Ready, and every PDB then allows nothing.
+		"node-lease-duration-seconds", "40",
 	), "-c", stages)
 	home := filepath.Join(cp.Dir, "kwok-home")
 	return cp.run(Kwok, append(args, extra...), []string{"HOME=" + home})
