@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/state"
@@ -109,13 +110,14 @@ func (h *Homes) launchable(ctx context.Context) map[string][]*cloudprovider.Inst
 // returns nil), and all the draining nodes.
 func homeless(snap *scheduler.Snapshot, opts scheduler.Options, requests *podRequests,
 	typesOf func() map[string][]*cloudprovider.InstanceType) (out, draining map[string]bool) {
-	owner, draining := map[string]string{}, map[string]bool{}
+	owner, draining, poolOf := map[string]string{}, map[string]bool{}, map[string]string{}
 	var pods []*corev1.Pod
 	nodes := make([]*scheduler.StateNode, len(snap.Nodes))
 	for i, sn := range snap.Nodes {
 		nodes[i] = sn
 		if sn.MarkedForDeletion && sn.Node != nil {
 			draining[sn.Node.Name] = true
+			poolOf[sn.Node.Name] = sn.Node.Labels[v1alpha1.LabelNodePool]
 			for _, p := range sn.Pods {
 				if p.Spec.NodeName == sn.Node.Name && reschedulable(p) {
 					moved := *p
@@ -145,14 +147,25 @@ func homeless(snap *scheduler.Snapshot, opts scheduler.Options, requests *podReq
 	}
 	s := *snap
 	s.Pods, s.Nodes, s.InstanceTypes = pods, nodes, nil
-	var waiting []*corev1.Pod
-	for _, u := range scheduler.Solve(&s, opts).Unschedulable {
-		waiting = append(waiting, u.Pod)
+	// A pod whose node's pool still exists can have capacity from it, as it
+	// had before; only the others are solved for with the pools' types.
+	pools := map[string]bool{}
+	for _, np := range snap.NodePools {
+		pools[np.Name] = true
 	}
-	if len(waiting) > 0 {
-		if types := typesOf(); types != nil {
-			waiting = launchable(snap, waiting, owner, types, opts)
+	var waiting, orphaned []*corev1.Pod
+	for _, u := range scheduler.Solve(&s, opts).Unschedulable {
+		if pools[poolOf[owner[u.Pod.Namespace+"/"+u.Pod.Name]]] {
+			waiting = append(waiting, u.Pod)
+		} else {
+			orphaned = append(orphaned, u.Pod)
 		}
+	}
+	if len(orphaned) > 0 {
+		if types := typesOf(); types != nil {
+			orphaned = launchable(snap, orphaned, owner, types, opts)
+		}
+		waiting = append(waiting, orphaned...)
 	}
 	for _, p := range waiting {
 		out[owner[p.Namespace+"/"+p.Name]] = true

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
@@ -248,16 +249,13 @@ func (e *e2e) expectNothingLeft(t *testing.T) {
 
 func (e *e2e) eventually(t *testing.T, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(e2eSettle)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %v", e2eSettle, err)
-		}
-		time.Sleep(500 * time.Millisecond) //nolint:forbidigo // polling a real system with a deadline
+	var last error
+	err := wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, e2eSettle, true, func(context.Context) (bool, error) {
+		last = check()
+		return last == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("after %v: %v", e2eSettle, last)
 	}
 }
 
