@@ -324,19 +324,24 @@ func (c *Controller) queueAll(ctx context.Context, m Method, cmds []Command) err
 	return errors.Join(errs...)
 }
 
-// instanceTypes asks the cloud for each pool's types; a pool whose types
-// cannot be listed is left without any, so that no replacement comes from it.
+// instanceTypes asks the cloud for each pool's types (see poolTypes).
 func (c *Controller) instanceTypes(ctx context.Context) map[string][]*cloudprovider.InstanceType {
-	types := map[string][]*cloudprovider.InstanceType{}
-	for _, pool := range c.cluster.NodePools() {
-		its, err := c.types.InstanceTypes(ctx, pool)
+	return poolTypes(ctx, c.cluster.NodePools(), c.types, c.log)
+}
+
+// poolTypes asks types for each pool's instance types; a pool whose types
+// cannot be listed is left without any, so that no capacity comes from it.
+func poolTypes(ctx context.Context, pools []*v1alpha1.NodePool, types InstanceTypes, log hclog.Logger) map[string][]*cloudprovider.InstanceType {
+	out := map[string][]*cloudprovider.InstanceType{}
+	for _, pool := range pools {
+		its, err := types.InstanceTypes(ctx, pool)
 		if err != nil {
-			c.log.Error("listing instance types", "nodepool", pool.Name, "error", err)
+			log.Error("listing instance types", "nodepool", pool.Name, "error", err)
 			continue
 		}
-		types[pool.Name] = its
+		out[pool.Name] = its
 	}
-	return types
+	return out
 }
 
 // newRound reads the cluster state, with the pools' instance types.

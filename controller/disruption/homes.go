@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
@@ -71,7 +72,10 @@ func (h *Homes) Ready(ctx context.Context, node string) bool {
 	if !h.solved || !maps.Equal(drainingNodes(snap), h.draining) || now.Sub(h.at) >= homesEvery {
 		h.requests = h.requests.next()
 		h.homeless, h.draining = homeless(snap, h.solve, h.requests, func() map[string][]*cloudprovider.InstanceType {
-			return h.launchable(ctx)
+			if h.types == nil {
+				return nil
+			}
+			return poolTypes(ctx, h.cluster.NodePools(), h.types, hclog.NewNullLogger())
 		})
 		h.gen, h.at, h.solved = gen, now, true
 	}
@@ -84,21 +88,6 @@ func drainingNodes(snap *scheduler.Snapshot) map[string]bool {
 	for _, sn := range snap.Nodes {
 		if sn.MarkedForDeletion && sn.Node != nil {
 			out[sn.Node.Name] = true
-		}
-	}
-	return out
-}
-
-// launchable returns the pools' instance types, for telling a pod whose
-// capacity may come from one for which none will; nil without types.
-func (h *Homes) launchable(ctx context.Context) map[string][]*cloudprovider.InstanceType {
-	if h.types == nil {
-		return nil
-	}
-	out := map[string][]*cloudprovider.InstanceType{}
-	for _, pool := range h.cluster.NodePools() {
-		if its, err := h.types.InstanceTypes(ctx, pool); err == nil {
-			out[pool.Name] = its
 		}
 	}
 	return out
