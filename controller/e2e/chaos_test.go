@@ -166,10 +166,10 @@ func (c *chaos) rounds(size chaosSize) []round {
 				point = scalePoints[c.rng.IntN(len(scalePoints))]
 			}
 			out = append(out, round{what: fmt.Sprintf("web at %d", web), point: point, act: func() {
-				c.b.scale("web", web)
+				c.b.scale(chaosNS, "web", web)
 				if step >= 3 {
-					c.b.scale("web-on-demand", size.onDemand)
-					c.b.scale("vllm", size.gpu)
+					c.b.scale(chaosNS, "web-on-demand", size.onDemand)
+					c.b.scale(chaosNS, "vllm", size.gpu)
 				}
 			}})
 		}

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -39,16 +41,13 @@ func (c *chaos) drain(n int) {
 	}
 }
 
-// scale sets a Deployment of the chaos namespace to n replicas.
-func (b *bed) scale(name string, n int32) {
-	d := &appsv1.Deployment{}
-	if err := b.Admin.Get(context.Background(), client.ObjectKey{Namespace: chaosNS, Name: name}, d); err != nil {
-		b.t.Fatal(err)
-	}
-	patch := client.MergeFrom(d.DeepCopy())
-	d.Spec.Replicas = ptr.To(n)
+// scale sets a Deployment's replicas.
+func (b *bed) scale(ns, name string, replicas int32) {
+	b.t.Helper()
+	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)))
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	if err := b.Admin.Patch(context.Background(), d, patch); err != nil {
-		b.t.Fatal(err)
+		b.t.Fatalf("scaling %s/%s: %v", ns, name, err)
 	}
 }
 

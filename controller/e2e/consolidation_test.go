@@ -89,7 +89,7 @@ func TestConsolidationAfterAScaleIn(t *testing.T) {
 	b.eventually(settle*2, b.allRunning(consolidationNS, webFull))
 	before := b.fleetCost(t)
 
-	b.scaleWeb(t, size.scaledIn)
+	b.scale(consolidationNS, "web", size.scaledIn)
 	b.eventually(settle, b.allRunning(consolidationNS, webScaledIn))
 	watch := b.watchPDB(t, webScaledIn)
 	bound := 1.1 * b.scratchCost(t, r, webScaledIn)
@@ -119,7 +119,7 @@ func TestConsolidationAfterAScaleIn(t *testing.T) {
 		t.Error(err)
 	}
 
-	b.scaleWeb(t, size.full)
+	b.scale(consolidationNS, "web", size.full)
 	upStart := time.Now()
 	b.eventually(settle*2, b.allRunning(consolidationNS, webFull))
 	t.Logf("%d pods running %s after scaling back up", webFull, time.Since(upStart).Round(time.Second))
@@ -157,20 +157,6 @@ func webPDB() *policyv1.PodDisruptionBudget {
 		ObjectMeta: metav1.ObjectMeta{Namespace: consolidationNS, Name: "web"},
 		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromString("10%")),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
-	}
-}
-
-// scaleWeb sets the web Deployment's replicas.
-func (b *bed) scaleWeb(t *testing.T, replicas int32) {
-	t.Helper()
-	d := &appsv1.Deployment{}
-	if err := b.Admin.Get(context.Background(), client.ObjectKey{Namespace: consolidationNS, Name: "web"}, d); err != nil {
-		t.Fatal(err)
-	}
-	stored := d.DeepCopy()
-	d.Spec.Replicas = ptr.To(replicas)
-	if err := b.Admin.Patch(context.Background(), d, client.MergeFrom(stored)); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -67,7 +67,7 @@ func TestBesideKarpenter(t *testing.T) {
 	// Stowage removes its own nodes once empty, and leaves the others alone:
 	// the pool's budget lets one empty node go at a time, each after the
 	// command's validation delay.
-	scale(t, b, migration, "migrated", 0)
+	b.scale(migration, "migrated", 0)
 	b.eventually(2*settle, func() error {
 		if claims, err := b.claims(); err != nil || len(claims) > 0 {
 			return fmt.Errorf("%d nodeclaims left (%v)", len(claims), err)
@@ -175,15 +175,6 @@ func checkStowageNodesLabels(t *testing.T, b *bed) {
 				t.Errorf("node %s carries Karpenter's ownership marker %s=%s", n.Name, marker, v)
 			}
 		}
-	}
-}
-
-func scale(t *testing.T, b *bed, ns, name string, replicas int32) {
-	t.Helper()
-	patch := client.RawPatch("application/merge-patch+json", []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)))
-	d := deployment(ns, name, replicas, "1")
-	if err := b.Admin.Patch(context.Background(), d, patch); err != nil {
-		t.Fatalf("scaling %s: %v", name, err)
 	}
 }
 
