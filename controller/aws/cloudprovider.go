@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -234,14 +235,21 @@ func (c *CloudProvider) List(ctx context.Context) ([]*v1alpha1.NodeClaim, error)
 	return out, nil
 }
 
-// Delete terminates the claim's instance; NodeClaimNotFoundError once it is gone.
+// Delete terminates the claim's instance; NodeClaimNotFoundError once it is
+// gone. An instance already shutting down is not terminated again (as
+// Karpenter): the termination controller calls Delete until the instance is
+// gone, and each call would spend the account's EC2 request quota.
 func (c *CloudProvider) Delete(ctx context.Context, claim *v1alpha1.NodeClaim) error {
 	id, err := instance.ParseProviderID(claim.Status.ProviderID)
 	if err != nil {
 		return cloudprovider.NewNodeClaimNotFoundError(err)
 	}
-	if _, err := c.instances.Get(ctx, id); err != nil {
+	in, err := c.instances.Get(ctx, id)
+	if err != nil {
 		return awserrors.WrapUnauthorized(err)
+	}
+	if in.State == string(ec2types.InstanceStateNameShuttingDown) {
+		return nil
 	}
 	return awserrors.WrapUnauthorized(c.instances.Terminate(ctx, id))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
+	stowaws "github.com/stowage-dev/stowage/controller/aws"
 	"github.com/stowage-dev/stowage/controller/aws/awserrors"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/internal/awsemu"
@@ -70,6 +71,26 @@ func TestGarbageCollectLeakedInstance(t *testing.T) {
 	}
 	if after, err := e.cp.List(ctx(t)); err != nil || len(after) != 0 {
 		t.Fatalf("List after delete = %d claims, %v; want none", len(after), err)
+	}
+}
+
+// TestDeleteTerminatesOnce: the termination controller calls Delete until
+// the instance is gone; while it shuts down, Delete asks nothing more of EC2
+// than its state (TestGarbageCollectLeakedInstance covers the instance gone).
+func TestDeleteTerminatesOnce(t *testing.T) {
+	e := newEnv(t, awsemu.SmallCatalogue(), 3, func(cfg *awsemu.Config, _ *stowaws.Options) { cfg.ShuttingDownDelay = time.Minute })
+	claim, err := e.cp.Create(ctx(t), nodeClaim("leaving", []string{"m6i.large"}, []string{"on-demand"}))
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	e.emu.ResetCalls()
+	for i := range 3 {
+		if err := e.cp.Delete(ctx(t), claim); err != nil {
+			t.Fatalf("Delete %d: %v", i+1, err)
+		}
+	}
+	if n := e.emu.Calls("TerminateInstances"); n != 1 {
+		t.Fatalf("TerminateInstances called %d times for three Deletes of a shutting-down instance, want 1", n)
 	}
 }
 
