@@ -22,13 +22,10 @@ type Candidate struct {
 	*scheduler.StateNode
 	// NodePool is the node's pool, with the defaults applied.
 	NodePool *v1alpha1.NodePool
-	// reschedulable, requests and block are worked out when first asked
-	// for: a round asks most candidates about few of them.
-	reschedulable []*corev1.Pod
-	filtered      bool
-	requests      *scheduling.Resources
-	block         *Block
-	round         *Round
+	// block is worked out when first asked for: a round asks most
+	// candidates about few things.
+	block *Block
+	round *Round
 	// Ready is the Node's Ready condition. A node that is not Ready already
 	// counts against its pool's budgets as being disrupted.
 	Ready bool
@@ -96,24 +93,11 @@ func NewCandidates(r *Round) []*Candidate {
 // ReschedulablePods are the pods that would need a new home: every pod but
 // DaemonSet pods, mirror pods, and pods that are finished or being deleted.
 func (c *Candidate) ReschedulablePods() []*corev1.Pod {
-	if !c.filtered {
-		for _, p := range c.Pods {
-			if reschedulable(p) {
-				c.reschedulable = append(c.reschedulable, p)
-			}
-		}
-		c.filtered = true
-	}
-	return c.reschedulable
+	return c.round.podsOf(c.StateNode).reschedulable
 }
 
 // Empty reports whether the node runs no pod that would need a new home.
-func (c *Candidate) Empty() bool {
-	if c.filtered {
-		return len(c.reschedulable) == 0
-	}
-	return !slices.ContainsFunc(c.Pods, reschedulable)
-}
+func (c *Candidate) Empty() bool { return len(c.ReschedulablePods()) == 0 }
 
 // Blocked says why no method may disrupt the node now (see blockedBy); a
 // zero Block when nothing does.
@@ -127,14 +111,7 @@ func (c *Candidate) Blocked() Block {
 
 // Requests sums the reschedulable pods' requests.
 func (c *Candidate) Requests() scheduling.Resources {
-	if c.requests == nil {
-		var total scheduling.Resources
-		for _, p := range c.ReschedulablePods() {
-			total = total.Add(c.round.requestsOf(p))
-		}
-		c.requests = &total
-	}
-	return *c.requests
+	return c.round.podsOf(c.StateNode).moving
 }
 
 // DefaultedPools returns the pools by name, each a copy with its defaults

@@ -49,21 +49,22 @@ func (r *Round) compacted() *compaction {
 	if r.memo != nil && r.memo.compacted != nil {
 		return r.memo.compacted
 	}
-	c := compact(r.Snapshot.Nodes, r.Busy, r.room().freeOf)
+	c := compact(r.Snapshot.Nodes, r.Busy, r.room().freeOf, func(sn *scheduler.StateNode) bool { return r.podsOf(sn).antiAffinity })
 	if r.memo != nil {
 		r.memo.compacted = c
 	}
 	return c
 }
 
-// compact folds the nodes; free is each receiver's free room.
-func compact(nodes []*scheduler.StateNode, busy map[string]bool, free func(string) scheduling.Resources) *compaction {
+// compact folds the nodes; free is each receiver's free room, and
+// antiAffinity whether some unfinished pod of a node has required
+// anti-affinity.
+func compact(nodes []*scheduler.StateNode, busy map[string]bool, free func(string) scheduling.Resources,
+	antiAffinity func(*scheduler.StateNode) bool) *compaction {
 	c := &compaction{ok: true}
 	for _, sn := range nodes {
-		for _, p := range sn.Pods {
-			if !finished(p) && requiredAntiAffinity(p) {
-				return &compaction{}
-			}
+		if antiAffinity(sn) {
+			return &compaction{}
 		}
 		if sn.MarkedForDeletion || busy[sn.Name()] || !receives(sn) {
 			continue

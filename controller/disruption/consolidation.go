@@ -300,7 +300,7 @@ func byDisruptionCost(cands []*Candidate) []*Candidate {
 	}
 	ks := make([]keyed, len(cands))
 	for i, c := range cands {
-		ks[i] = keyed{c: c, cost: evictionCost(c), usage: utilization(c)}
+		ks[i] = keyed{c: c, cost: c.round.podsOf(c.StateNode).evictionCost, usage: utilization(c)}
 	}
 	slices.SortFunc(ks, func(a, b keyed) int {
 		return cmp.Or(cmp.Compare(a.cost, b.cost), cmp.Compare(a.usage, b.usage),
@@ -313,23 +313,19 @@ func byDisruptionCost(cands []*Candidate) []*Candidate {
 	return out
 }
 
-// evictionCost counts the candidate's pods, each 1 plus its priority over
-// 2^25 (Karpenter's weighting: system-critical pods count about 60 more).
-func evictionCost(c *Candidate) float64 {
-	var cost float64
-	for _, p := range c.ReschedulablePods() {
-		cost++
-		if p.Spec.Priority != nil {
-			cost += float64(*p.Spec.Priority) / (1 << 25)
-		}
+// evictionCost counts a pod 1 plus its priority over 2^25 (Karpenter's
+// weighting: system-critical pods count about 60 more).
+func evictionCost(p *corev1.Pod) float64 {
+	if p.Spec.Priority != nil {
+		return 1 + float64(*p.Spec.Priority)/(1<<25)
 	}
-	return cost
+	return 1
 }
 
 // utilization is the larger of the candidate's CPU and memory requests as a
 // share of its allocatable.
 func utilization(c *Candidate) float64 {
-	used, alloc := requests([]*Candidate{c}), c.Node.Status.Allocatable
+	used, alloc := c.Requests(), c.Node.Status.Allocatable
 	share := func(u int64, name corev1.ResourceName) float64 {
 		q, ok := alloc[name]
 		if !ok || q.IsZero() {

@@ -68,10 +68,9 @@ func (h *Homes) Ready(ctx context.Context, node string) bool {
 	// A change in which nodes drain is solved for at once: two nodes deleted
 	// together must not each find room the other is counting on. Anything
 	// else waits homesEvery.
-	snap := h.cluster.Snapshot(nil, nil)
-	if !h.solved || !maps.Equal(drainingNodes(snap), h.draining) || now.Sub(h.at) >= homesEvery {
+	if !h.solved || !maps.Equal(h.cluster.LeavingNodes(), h.draining) || now.Sub(h.at) >= homesEvery {
 		h.requests = h.requests.next()
-		h.homeless, h.draining = homeless(snap, h.solve, h.requests, func() map[string][]*cloudprovider.InstanceType {
+		h.homeless, h.draining = homeless(h.cluster.Snapshot(nil, nil), h.solve, h.requests, func() map[string][]*cloudprovider.InstanceType {
 			if h.types == nil {
 				return nil
 			}
@@ -80,17 +79,6 @@ func (h *Homes) Ready(ctx context.Context, node string) bool {
 		h.gen, h.at, h.solved = gen, now, true
 	}
 	return !h.homeless[node]
-}
-
-// drainingNodes names the nodes marked for deletion.
-func drainingNodes(snap *scheduler.Snapshot) map[string]bool {
-	out := map[string]bool{}
-	for _, sn := range snap.Nodes {
-		if sn.MarkedForDeletion && sn.Node != nil {
-			out[sn.Node.Name] = true
-		}
-	}
-	return out
 }
 
 // homeless solves for the pods of the nodes marked for deletion on the nodes

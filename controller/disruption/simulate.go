@@ -105,12 +105,7 @@ func (s simulation) unschedulable() []Blocked {
 // nodeFree is the node's allocatable less its pods' requests, never negative.
 func (r *Round) nodeFree(sn *scheduler.StateNode) scheduling.Resources {
 	free := scheduling.FromList(sn.Node.Status.Allocatable)
-	for _, p := range sn.Pods {
-		if !finished(p) {
-			free = free.Sub(r.requestsOf(p))
-		}
-	}
-	return free.Max(scheduling.Resources{})
+	return free.Sub(r.podsOf(sn).used).Max(scheduling.Resources{})
 }
 
 // requests sums the candidates' reschedulable pods' requests.

@@ -43,8 +43,11 @@ type Cluster struct {
 	nodes    map[string]*stateNode // provider id (or nodeclaim/<name>, node/<name>) -> node
 	nodeKeys map[string]string     // node name -> key in nodes
 	// claimKeys is nodeclaim name -> key in nodes.
-	claimKeys   map[string]string
-	pods        objects[*corev1.Pod]
+	claimKeys map[string]string
+	pods      objects[*corev1.Pod]
+	// pending is the pods not bound, not finished and not being deleted, so
+	// that the questions asked every round about them do not scan every pod.
+	pending     objects[*corev1.Pod]
 	nominations map[string]nomination // pod namespace/name -> where it is expected to land
 	// node name -> the running pods bound to it, kept in order as
 	// pods change so that a snapshot need not scan every pod
@@ -81,7 +84,7 @@ func NewCluster(clk clock.PassiveClock) *Cluster {
 	return &Cluster{
 		clk: clk, claimTimeout: DefaultCreatedClaimTimeout,
 		nodes: map[string]*stateNode{}, nodeKeys: map[string]string{}, claimKeys: map[string]string{},
-		pods: objects[*corev1.Pod]{}, nominations: map[string]nomination{}, bound: map[string]*boundPods{},
+		pods: objects[*corev1.Pod]{}, pending: objects[*corev1.Pod]{}, nominations: map[string]nomination{}, bound: map[string]*boundPods{},
 		created: map[string]time.Time{}, podEvents: map[string]time.Time{},
 		nodePools: objects[*v1alpha1.NodePool]{}, nodeClasses: objects[*v1alpha1.NodeClass]{},
 		daemonSets: objects[*appsv1.DaemonSet]{}, pdbs: objects[*policyv1.PodDisruptionBudget]{},
@@ -131,13 +134,18 @@ func (c *Cluster) UpdatePod(pod *corev1.Pod) {
 	c.podEvent(old, pod)
 	c.unbind(k)
 	c.pods.put(pod)
+	if pending(pod) {
+		c.pending.put(pod)
+	} else {
+		c.pending.remove(pod)
+	}
 	if pod.Spec.NodeName != "" {
 		if old == nil || old.Spec.NodeName != pod.Spec.NodeName {
 			delete(c.nominations, k)
 		}
 		if !isTerminal(pod) {
 			if c.bound[pod.Spec.NodeName] == nil {
-				c.bound[pod.Spec.NodeName] = &boundPods{pods: map[string]*corev1.Pod{}}
+				c.bound[pod.Spec.NodeName] = &boundPods{}
 			}
 			c.bound[pod.Spec.NodeName].put(k, pod)
 		}
@@ -152,6 +160,7 @@ func (c *Cluster) DeletePod(pod *corev1.Pod) {
 	c.podEvent(c.pods[key(pod)], nil)
 	c.unbind(key(pod))
 	c.pods.remove(pod)
+	c.pending.remove(pod)
 	delete(c.nominations, key(pod))
 }
 
@@ -198,8 +207,8 @@ func (c *Cluster) Unprovided() bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	now := c.clk.Now()
-	for k, p := range c.pods {
-		if !pending(p) || !unschedulable(p) {
+	for k, p := range c.pending {
+		if !unschedulable(p) {
 			continue
 		}
 		if nom, ok := c.nominations[k]; !ok || !c.live(nom, now) {
@@ -223,7 +232,7 @@ func unschedulable(p *corev1.Pod) bool {
 func (c *Cluster) PendingPods() []*corev1.Pod {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return slices.DeleteFunc(c.pods.sorted(), func(p *corev1.Pod) bool { return !pending(p) })
+	return c.pending.sorted()
 }
 
 // NodePools returns the pools not being deleted, sorted by name.
@@ -271,30 +280,28 @@ func (c *Cluster) Snapshot(pending []*corev1.Pod, instanceTypes map[string][]*cl
 // boundPods are the pods bound to one node, kept in namespace/name order.
 type boundPods struct {
 	keys []string // sorted
-	pods map[string]*corev1.Pod
+	pods []*corev1.Pod
 }
 
 func (b *boundPods) put(k string, pod *corev1.Pod) {
-	if i, found := slices.BinarySearch(b.keys, k); !found {
-		b.keys = slices.Insert(b.keys, i, k)
+	i, found := slices.BinarySearch(b.keys, k)
+	if found {
+		b.pods[i] = pod
+		return
 	}
-	b.pods[k] = pod
+	b.keys = slices.Insert(b.keys, i, k)
+	b.pods = slices.Insert(b.pods, i, pod)
 }
 
 func (b *boundPods) remove(k string) {
 	if i, found := slices.BinarySearch(b.keys, k); found {
 		b.keys = slices.Delete(b.keys, i, i+1)
+		b.pods = slices.Delete(b.pods, i, i+1)
 	}
-	delete(b.pods, k)
 }
 
-func (b *boundPods) list() []*corev1.Pod {
-	out := make([]*corev1.Pod, len(b.keys))
-	for i, k := range b.keys {
-		out[i] = b.pods[k]
-	}
-	return out
-}
+// list returns the pods in key order; the caller must not change the slice.
+func (b *boundPods) list() []*corev1.Pod { return b.pods }
 
 // stateNodes builds the scheduler's nodes, each with its bound pods then the
 // pods nominated to it, sorted by name. c.mu is held.
@@ -315,6 +322,20 @@ func (c *Cluster) stateNodes() []*scheduler.StateNode {
 		out = append(out, sn)
 	}
 	slices.SortFunc(out, func(a, b *scheduler.StateNode) int { return strings.Compare(a.Name(), b.Name()) })
+	return out
+}
+
+// LeavingNodes names the registered nodes marked for deletion: a cheaper
+// question than a snapshot for a reader that acts only when they change.
+func (c *Cluster) LeavingNodes() map[string]bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := map[string]bool{}
+	for _, n := range c.nodes {
+		if n.node != nil && n.markedForDeletion() {
+			out[n.node.Name] = true
+		}
+	}
 	return out
 }
 

@@ -67,7 +67,9 @@ func (t *terminator) drain(ctx context.Context, j job) (time.Duration, error) {
 
 func (t *terminator) podsOn(ctx context.Context, node string) ([]*corev1.Pod, error) {
 	list := &corev1.PodList{}
-	if err := t.kube.List(ctx, list, client.MatchingFields{nodeclaim.PodNodeNameField: node}); err != nil {
+	// Read only (evictions and deletions name the pods): a drain polls its
+	// node's pods every few seconds.
+	if err := t.kube.List(ctx, list, client.MatchingFields{nodeclaim.PodNodeNameField: node}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing the pods of node %s: %w", node, err)
 	}
 	pods := make([]*corev1.Pod, len(list.Items))

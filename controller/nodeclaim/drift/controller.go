@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -142,14 +141,14 @@ func (c *Controller) untilNextPoll() time.Duration {
 // record writes the condition when it changes, with a metric, a log line and
 // an event when the claim drifts.
 func (c *Controller) record(ctx context.Context, claim *v1alpha1.NodeClaim, reason, message string) error {
+	if unchanged(claim, reason, message) {
+		return nil
+	}
 	stored := claim.DeepCopy()
 	if reason == "" {
 		meta.RemoveStatusCondition(&claim.Status.Conditions, v1alpha1.ConditionDrifted)
 	} else {
 		nodeclaim.SetCondition(claim, v1alpha1.ConditionDrifted, metav1.ConditionTrue, reason, message, c.clk.Now())
-	}
-	if equality.Semantic.DeepEqual(stored.Status, claim.Status) {
-		return nil
 	}
 	if err := c.kube.Status().Patch(ctx, claim, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("setting the drifted condition of nodeclaim %s: %w", claim.Name, err)
@@ -163,6 +162,17 @@ func (c *Controller) record(ctx context.Context, claim *v1alpha1.NodeClaim, reas
 	c.log.Info("nodeclaim drifted", "nodeclaim", claim.Name, "nodepool", pool, "node", claim.Status.NodeName, "reason", reason, "why", message)
 	stowevents.Publish(c.recorder, driftedEvent(claim, reason, message))
 	return nil
+}
+
+// unchanged reports whether the claim's Drifted condition already says what
+// was found: checked before copying the claim, as most checks find no change.
+func unchanged(claim *v1alpha1.NodeClaim, reason, message string) bool {
+	cond := nodeclaim.Condition(claim, v1alpha1.ConditionDrifted)
+	if reason == "" {
+		return cond == nil
+	}
+	return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == nodeclaim.ConditionReason(reason) &&
+		cond.Message == message && cond.ObservedGeneration == claim.Generation
 }
 
 // claimsOf maps a NodePool or NodeClass to the claims made from it.
