@@ -14,11 +14,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -36,6 +39,7 @@ type kube struct {
 	cluster *state.Cluster
 	mirror  *mirror
 	tracker clienttesting.ObjectTracker
+	scheme  *runtime.Scheme
 	// uids counts the UIDs given out, so that they repeat run to run.
 	uids int
 	// onWrite is told the object after every successful write, and whether it is gone.
@@ -62,11 +66,12 @@ func newKube(cluster *state.Cluster) (*kube, error) {
 	}
 	k := &kube{cluster: cluster, mirror: newMirror(), onWrite: func(client.Object, bool) {}}
 	// The plain tracker: the default one manages fields, and builds a REST
-	// mapper on every write.
+	// mapper on every write. The status subresource is kept here (see
+	// keepStatus and updateStatus), not by the fake client, whose emulation
+	// of it makes two JSON round trips of every write.
 	tracker := clienttesting.NewObjectTracker(scheme, serializer.NewCodecFactory(scheme).UniversalDecoder())
-	k.tracker = tracker
-	b := fake.NewClientBuilder().WithScheme(scheme).WithObjectTracker(tracker).
-		WithStatusSubresource(&v1alpha1.NodeClaim{}, &v1alpha1.NodePool{}, &v1alpha1.NodeClass{}, &corev1.Pod{}, &corev1.Node{})
+	k.tracker, k.scheme = tracker, scheme
+	b := fake.NewClientBuilder().WithScheme(scheme).WithObjectTracker(tracker)
 	rec := &indexRecorder{builder: b, mirror: k.mirror}
 	if err := nodeclaim.IndexFields(context.Background(), rec, true); err != nil {
 		return nil, err
@@ -84,37 +89,39 @@ func newKube(cluster *state.Cluster) (*kube, error) {
 				k.uids++
 				obj.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", k.uids)))
 			}
-			return k.after(ctx, c, obj, c.Create(ctx, obj, opts...))
+			return k.after(obj, c.Create(ctx, obj, opts...))
 		},
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			return k.after(ctx, c, obj, c.Update(ctx, obj, opts...))
+			k.keepStatus(obj)
+			return k.after(obj, c.Update(ctx, obj, opts...))
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
 			if err := k.applyMergePatch(obj, p); err != nil {
 				return err
 			}
-			return k.after(ctx, c, obj, c.Update(ctx, obj))
+			k.keepStatus(obj)
+			return k.after(obj, c.Update(ctx, obj))
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-			return k.after(ctx, c, obj, c.Delete(ctx, obj, opts...))
+			return k.after(obj, c.Delete(ctx, obj, opts...))
 		},
 		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			if pod, ok := obj.(*corev1.Pod); ok && sub == "status" {
-				return k.updatePodStatus(pod)
+			if sub == "status" {
+				return k.updateStatus(ctx, c, obj)
 			}
-			return k.after(ctx, c, obj, c.SubResource(sub).Update(ctx, obj, opts...))
+			return k.after(obj, c.SubResource(sub).Update(ctx, obj, opts...))
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
 			if sub != "status" {
-				return k.after(ctx, c, obj, c.SubResource(sub).Patch(ctx, obj, p, opts...))
+				return k.after(obj, c.SubResource(sub).Patch(ctx, obj, p, opts...))
 			}
 			if err := k.applyMergePatch(obj, p); err != nil {
 				return err
 			}
-			return k.after(ctx, c, obj, c.Status().Update(ctx, obj))
+			return k.updateStatus(ctx, c, obj)
 		},
 		SubResourceCreate: func(ctx context.Context, c client.Client, sub string, obj, subObj client.Object, opts ...client.SubResourceCreateOption) error {
-			return k.after(ctx, c, obj, c.SubResource(sub).Create(ctx, obj, subObj, opts...))
+			return k.after(obj, c.SubResource(sub).Create(ctx, obj, subObj, opts...))
 		},
 	}).Build()
 	return k, nil
@@ -152,16 +159,68 @@ func (k *kube) applyMergePatch(obj client.Object, p client.Patch) error {
 	return nil
 }
 
+// withStatus are the kinds with a status subresource: their status is
+// written only through it.
+var withStatus = map[reflect.Type]bool{
+	reflect.TypeFor[*v1alpha1.NodeClaim](): true, reflect.TypeFor[*v1alpha1.NodePool](): true,
+	reflect.TypeFor[*v1alpha1.NodeClass](): true, reflect.TypeFor[*corev1.Pod](): true, reflect.TypeFor[*corev1.Node](): true,
+}
+
+// keepStatus gives an object about to be updated (or patched) outside its
+// status subresource the stored status, as the API server ignores the
+// status of such a write.
+func (k *kube) keepStatus(obj client.Object) {
+	if !withStatus[reflect.TypeOf(obj)] {
+		return
+	}
+	current, ok := k.mirror.peekObject(obj)
+	if !ok {
+		return // the update fails as not found
+	}
+	status := reflect.ValueOf(current).Elem().FieldByName("Status").Addr().MethodByName("DeepCopy").Call(nil)[0]
+	reflect.ValueOf(obj).Elem().FieldByName("Status").Set(status.Elem())
+}
+
+// updateStatus is a write to the status subresource: the stored object with
+// obj's status, conflicting when obj's resourceVersion is stale; obj then
+// holds what was stored.
+func (k *kube) updateStatus(ctx context.Context, c client.Writer, obj client.Object) error {
+	if pod, ok := obj.(*corev1.Pod); ok {
+		return k.updatePodStatus(pod)
+	}
+	current, ok := k.mirror.peekObject(obj)
+	if !ok {
+		gvk, _ := apiutil.GVKForObject(obj, k.scheme)
+		return apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, obj.GetName())
+	}
+	// The stored object is never changed in place: the new one shares all
+	// but its status and version with it.
+	updated := reflect.New(reflect.TypeOf(current).Elem())
+	updated.Elem().Set(reflect.ValueOf(current).Elem())
+	updated.Elem().FieldByName("Status").Set(reflect.ValueOf(obj.DeepCopyObject()).Elem().FieldByName("Status"))
+	write := updated.Interface().(client.Object)
+	write.SetResourceVersion(obj.GetResourceVersion())
+	if err := c.Update(ctx, write); err != nil {
+		return err
+	}
+	reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(write.DeepCopyObject()).Elem())
+	return k.after(obj, nil)
+}
+
 // updatePodStatus is a pod status update with the fake client's semantics
 // (only the status changes; a stale resource version conflicts; the version
 // then moves on) done on typed objects: kube-scheduler rewrites the condition
 // of every pending pod whenever its message changes, and the fake client's
 // JSON round trips made that most of a day's simulation.
 func (k *kube) updatePodStatus(pod *corev1.Pod) error {
-	stored := &corev1.Pod{}
-	if err := k.mirror.get(client.ObjectKeyFromObject(pod), stored); err != nil {
-		return err
+	current, ok := k.mirror.peekPod(client.ObjectKeyFromObject(pod))
+	if !ok {
+		return apierrors.NewNotFound(corev1.Resource("pods"), pod.Name)
 	}
+	// The stored pod is never changed in place: the new one shares all but
+	// its status and version with it.
+	updated := *current
+	stored := &updated
 	if pod.ResourceVersion != "" && pod.ResourceVersion != stored.ResourceVersion {
 		return apierrors.NewConflict(corev1.Resource("pods"), pod.Name, errors.New("object was modified"))
 	}
@@ -175,7 +234,7 @@ func (k *kube) updatePodStatus(pod *corev1.Pod) error {
 		return err
 	}
 	stored.DeepCopyInto(pod)
-	k.mirror.put(stored)
+	k.mirror.adopt(stored)
 	k.feed(stored, false)
 	k.onWrite(stored, false)
 	return nil
@@ -183,24 +242,45 @@ func (k *kube) updatePodStatus(pod *corev1.Pod) error {
 
 // after feeds the object's state after a successful write: its stored copy,
 // or its deletion when it is gone.
-func (k *kube) after(ctx context.Context, c client.Reader, obj client.Object, err error) error {
+func (k *kube) after(obj client.Object, err error) error {
 	if err != nil {
 		return err
 	}
-	stored := obj.DeepCopyObject().(client.Object)
-	getErr := c.Get(ctx, client.ObjectKeyFromObject(obj), stored)
+	stored, getErr := k.stored(obj)
 	gone := apierrors.IsNotFound(getErr)
-	if getErr != nil && !gone {
-		return nil
-	}
-	if gone {
+	switch {
+	case gone:
+		stored = obj.DeepCopyObject().(client.Object)
 		k.mirror.remove(stored)
-	} else {
-		k.mirror.put(stored)
+	case getErr != nil:
+		return nil
+	default:
+		k.mirror.adopt(stored)
 	}
 	k.feed(stored, gone)
 	k.onWrite(stored, gone)
 	return nil
+}
+
+// stored returns a copy of what the tracker stores for obj, its kind set as
+// the fake client's Get sets it; read from the tracker directly, as the fake
+// client's Get makes a JSON round trip of every object.
+func (k *kube) stored(obj client.Object) (client.Object, error) {
+	gvk, err := apiutil.GVKForObject(obj, k.scheme)
+	if err != nil {
+		return nil, err
+	}
+	gvr, _ := meta.UnsafeGuessKindToResource(gvk)
+	o, err := k.tracker.Get(gvr, obj.GetNamespace(), obj.GetName())
+	if err != nil {
+		return nil, err
+	}
+	stored, ok := o.(client.Object)
+	if !ok {
+		return nil, fmt.Errorf("simulated API server: stored %s %s is a %T", gvk.Kind, obj.GetName(), o)
+	}
+	stored.GetObjectKind().SetGroupVersionKind(gvk)
+	return stored, nil
 }
 
 // feed updates the cluster state as an informer would.

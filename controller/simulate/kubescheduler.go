@@ -210,7 +210,9 @@ func (w *world) markUnschedulable(ctx context.Context, sp *simPod, reason string
 	if old != nil && old.Status == corev1.ConditionFalse && old.Reason == corev1.PodReasonUnschedulable && old.Message == reason {
 		return nil
 	}
-	marked := sp.pod.DeepCopy()
+	// Only the status is written: the rest is shared, as the update then
+	// overwrites marked with what was stored.
+	marked := &corev1.Pod{TypeMeta: sp.pod.TypeMeta, ObjectMeta: sp.pod.ObjectMeta, Spec: sp.pod.Spec, Status: *sp.pod.Status.DeepCopy()}
 	setScheduled(marked, corev1.ConditionFalse, corev1.PodReasonUnschedulable, reason, w.clk.Now())
 	if err := w.kube.Status().Update(ctx, marked); err != nil {
 		return fmt.Errorf("marking pod %s unschedulable: %w", sp.key, err)

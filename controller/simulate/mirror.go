@@ -43,15 +43,17 @@ func (m *mirror) index(obj client.Object, field string, fn client.IndexerFunc) {
 
 func mirrorKey(obj client.Object) string { return obj.GetNamespace() + "/" + obj.GetName() }
 
-func (m *mirror) put(obj client.Object) {
+func (m *mirror) put(obj client.Object) { m.adopt(obj.DeepCopyObject().(client.Object)) }
+
+// adopt stores obj itself, which no one may change from then on.
+func (m *mirror) adopt(obj client.Object) {
 	t := reflect.TypeOf(obj)
 	if m.objects[t] == nil {
 		m.objects[t] = map[string]client.Object{}
 	}
 	m.remove(obj)
-	stored := obj.DeepCopyObject().(client.Object)
-	m.objects[t][mirrorKey(obj)] = stored
-	m.reindex(t, stored, true)
+	m.objects[t][mirrorKey(obj)] = obj
+	m.reindex(t, obj, true)
 }
 
 func (m *mirror) remove(obj client.Object) {
@@ -96,6 +98,22 @@ func (m *mirror) peek(name string) (*corev1.Node, bool) {
 	return obj.(*corev1.Node), true
 }
 
+// peekObject returns the stored object of obj's type and key, which the
+// caller must not change.
+func (m *mirror) peekObject(obj client.Object) (client.Object, bool) {
+	stored, ok := m.objects[reflect.TypeOf(obj)][mirrorKey(obj)]
+	return stored, ok
+}
+
+// peekPod returns the stored Pod, which the caller must not change.
+func (m *mirror) peekPod(key client.ObjectKey) (*corev1.Pod, bool) {
+	obj, ok := m.objects[reflect.TypeOf(&corev1.Pod{})][key.Namespace+"/"+key.Name]
+	if !ok {
+		return nil, false
+	}
+	return obj.(*corev1.Pod), true
+}
+
 // get copies the stored object into obj.
 func (m *mirror) get(key client.ObjectKey, obj client.Object) error {
 	stored, ok := m.objects[reflect.TypeOf(obj)][key.Namespace+"/"+key.Name]
@@ -108,7 +126,8 @@ func (m *mirror) get(key client.ObjectKey, obj client.Object) error {
 }
 
 // list fills list with the stored items that match the options, sorted by
-// namespace and name.
+// namespace and name; with UnsafeDisableDeepCopy the items share their maps
+// and slices with the stored objects, as with controller-runtime's cache.
 func (m *mirror) list(list client.ObjectList, opts ...client.ListOption) error {
 	lo := (&client.ListOptions{}).ApplyOptions(opts)
 	itemsPtr, err := meta.GetItemsPtr(list)
@@ -128,9 +147,14 @@ func (m *mirror) list(list client.ObjectList, opts ...client.ListOption) error {
 	slices.SortFunc(matched, func(a, b client.Object) int {
 		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
 	})
+	shared := lo.UnsafeDisableDeepCopy != nil && *lo.UnsafeDisableDeepCopy
 	out := reflect.MakeSlice(items.Type(), len(matched), len(matched))
 	for i, obj := range matched {
-		out.Index(i).Set(reflect.ValueOf(obj.DeepCopyObject()).Elem())
+		if shared {
+			out.Index(i).Set(reflect.ValueOf(obj).Elem())
+		} else {
+			out.Index(i).Set(reflect.ValueOf(obj.DeepCopyObject()).Elem())
+		}
 	}
 	items.Set(out)
 	return nil
