@@ -107,6 +107,58 @@ func (ix pdbIndex) blocking(p *corev1.Pod) *policyv1.PodDisruptionBudget {
 	return nil
 }
 
+// nodePrices remembers each node's offering from round to round while the
+// pools' offerings stay the same (a Node object is never changed in place):
+// reading them from the nodes' labels was most of what pricing the fleet
+// cost.
+type nodePrices struct {
+	key       uint64 // offeringsKey of the pools' types
+	last, now map[poolNode]NodeOffering
+	index     priceIndex // built for the round when first needed
+}
+
+type poolNode struct {
+	pool string
+	node *corev1.Node
+}
+
+// next starts a round whose pools' offerings have key.
+func (np *nodePrices) next(key uint64) *nodePrices {
+	out := &nodePrices{key: key, now: map[poolNode]NodeOffering{}}
+	if np != nil && np.key == key {
+		out.last = np.now
+	}
+	return out
+}
+
+// offering returns the node's offering in its pool, remembered or read.
+func (r *Round) offering(pool string, node *corev1.Node) NodeOffering {
+	np := r.memo.pricesOrNil()
+	if np == nil {
+		return newPriceIndex(r.Snapshot).offering(pool, node)
+	}
+	k := poolNode{pool, node}
+	if o, ok := np.now[k]; ok {
+		return o
+	}
+	o, ok := np.last[k]
+	if !ok {
+		if np.index == nil {
+			np.index = newPriceIndex(r.Snapshot)
+		}
+		o = np.index.offering(pool, node)
+	}
+	np.now[k] = o
+	return o
+}
+
+func (m *memo) pricesOrNil() *nodePrices {
+	if m == nil {
+		return nil
+	}
+	return m.prices
+}
+
 // priceIndex finds a node's offering among its pool's instance types.
 type priceIndex map[string]map[string]*cloudprovider.InstanceType // pool -> type name -> type
 

@@ -72,7 +72,6 @@ const (
 // NewCandidates returns the candidates among the round's nodes, sorted by
 // name.
 func NewCandidates(r *Round) []*Candidate {
-	prices := newPriceIndex(r.Snapshot)
 	var out []*Candidate
 	for _, sn := range r.Snapshot.Nodes {
 		if !managed(sn) || !initialized(sn) || sn.MarkedForDeletion {
@@ -82,7 +81,7 @@ func NewCandidates(r *Round) []*Candidate {
 		if !ok {
 			continue
 		}
-		c := &Candidate{StateNode: sn, NodePool: pool, Ready: nodeReady(sn.Node), Offering: prices.offering(pool.Name, sn.Node), round: r}
+		c := &Candidate{StateNode: sn, NodePool: pool, Ready: nodeReady(sn.Node), Offering: r.offering(pool.Name, sn.Node), round: r}
 		c.QuietSince = quietSince(sn)
 		out = append(out, c)
 	}

@@ -30,7 +30,17 @@ type memo struct {
 	compacted *compaction
 	room      *room
 	requests  *podRequests
+	prices    *nodePrices
 	pdbs      pdbIndex
+}
+
+// fresh returns a memo for other busy nodes: it keeps only what does not
+// depend on them, the pods' requests and the nodes' prices.
+func (m *memo) fresh() *memo {
+	if m == nil {
+		return nil
+	}
+	return &memo{requests: m.requests, prices: m.prices}
 }
 
 // pdbs returns the round's PDBs that allow no disruption, parsed once.

@@ -151,8 +151,10 @@ type Controller struct {
 	// settle remembers the last round that found nothing to do, and
 	// consolidated the last fleet layout consolidation found nothing on.
 	settle, consolidated settled
-	// requests remembers pods' requests from the last round that decided.
+	// requests remembers pods' requests from the last round, and prices
+	// nodes' offerings.
 	requests *podRequests
+	prices   *nodePrices
 }
 
 var (
@@ -223,17 +225,18 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 		return ErrNotSynced
 	}
 	gen, types := c.cluster.Generation(), c.instanceTypes(ctx)
-	if len(c.queue.pending) == 0 && c.settle.skip(gen, offeringsKey(types), c.clk.Now()) {
+	offerings := offeringsKey(types)
+	if len(c.queue.pending) == 0 && c.settle.skip(gen, offerings, c.clk.Now()) {
 		return nil // nothing under way, and a round on this state found nothing to do
 	}
-	r := c.newRound(types)
+	r := c.newRound(types, offerings)
 	c.report.fleet(r)
 	errs := []error{c.queue.progress(ctx, r.Snapshot), c.untaintOrphans(ctx, r)}
 	started, err := c.validate(ctx, r)
 	errs = append(errs, err)
 	// A command that just started changed the cluster the round's snapshot
 	// shows: the next round decides on what it left.
-	if started || c.queue.validating() || c.settle.skip(gen, offeringsKey(types), r.Now) {
+	if started || c.queue.validating() || c.settle.skip(gen, offerings, r.Now) {
 		return errors.Join(errs...)
 	}
 	errs = append(errs, c.decide(ctx, r, gen))
@@ -242,8 +245,7 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 
 // decide tries the methods in order and queues the first one's commands.
 func (c *Controller) decide(ctx context.Context, r Round, gen uint64) error {
-	c.requests = c.requests.next()
-	r.Busy, r.memo = c.queue.busy(), &memo{requests: c.requests}
+	r.Busy, r.memo = c.queue.busy(), r.memo.fresh()
 	rd := roundDecision{r: r, candidates: NewCandidates(&r), consKey: consolidationKey(r)}
 	rd.held = sync.OnceValue(func() bool { return c.consolidationHeld(r.Snapshot) })
 	c.settle.reset()
@@ -265,7 +267,7 @@ func (c *Controller) decide(ctx context.Context, r Round, gen uint64) error {
 		c.markConsolidated(rd.consKey, rd.consWake, r.Now)
 	}
 	if !rd.active && len(c.queue.pending) == 0 {
-		c.settle.done(gen, offeringsKey(r.Snapshot.InstanceTypes), r.Now)
+		c.settle.done(gen, r.offerings, r.Now)
 	} else {
 		c.settle.reset()
 	}
@@ -344,13 +346,16 @@ func poolTypes(ctx context.Context, pools []*v1alpha1.NodePool, types InstanceTy
 	return out
 }
 
-// newRound reads the cluster state, with the pools' instance types.
-func (c *Controller) newRound(types map[string][]*cloudprovider.InstanceType) Round {
+// newRound reads the cluster state, with the pools' instance types and
+// their offerings' key.
+func (c *Controller) newRound(types map[string][]*cloudprovider.InstanceType, offerings uint64) Round {
 	snap := c.cluster.Snapshot(nil, types)
 	now := c.clk.Now()
 	maps.DeleteFunc(c.queue.cooling, func(_ string, until time.Time) bool { return !now.Before(until) })
+	c.requests, c.prices = c.requests.next(), c.prices.next(offerings)
 	return Round{Snapshot: snap, Now: now, Pools: DefaultedPools(snap.NodePools), PDBs: c.cluster.PodDisruptionBudgets(),
-		Busy: c.queue.busy(), Cooling: maps.Clone(c.queue.cooling)}
+		Busy: c.queue.busy(), Cooling: maps.Clone(c.queue.cooling), offerings: offerings,
+		memo: &memo{requests: c.requests, prices: c.prices}}
 }
 
 // untaintOrphans takes the disrupted taint off nodes no command of this

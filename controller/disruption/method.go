@@ -103,6 +103,8 @@ type Round struct {
 	Cooling map[string]time.Time
 	// memo, when set, keeps what the round's simulations share.
 	memo *memo
+	// offerings is the key of the pools' offerings (see offeringsKey).
+	offerings uint64
 }
 
 // Command is what a method decided to do.

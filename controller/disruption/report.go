@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
@@ -104,7 +105,7 @@ func (rp *reporter) gaugeBudgets(reason string, budgets Budgets) {
 // fleet sets every pool's fleet cost: the price of each node Stowage manages
 // (being deleted or not) at the offering it runs on.
 func (rp *reporter) fleet(r Round) {
-	cost := FleetCosts(r.Snapshot)
+	cost := fleetCosts(r.Snapshot, r.offering)
 	for pool := range rp.pools {
 		if _, ok := cost[pool]; !ok {
 			FleetCost.DeleteLabelValues(pool)
@@ -122,6 +123,10 @@ func (rp *reporter) fleet(r Round) {
 // price it.
 func FleetCosts(snap *scheduler.Snapshot) map[string]float64 {
 	prices := newPriceIndex(snap)
+	return fleetCosts(snap, func(pool string, node *corev1.Node) NodeOffering { return prices.offering(pool, node) })
+}
+
+func fleetCosts(snap *scheduler.Snapshot, offering func(pool string, node *corev1.Node) NodeOffering) map[string]float64 {
 	out := map[string]float64{}
 	for _, pool := range snap.NodePools {
 		out[pool.Name] = 0
@@ -132,7 +137,7 @@ func FleetCosts(snap *scheduler.Snapshot) map[string]float64 {
 		}
 		pool := sn.NodeClaim.Labels[v1alpha1.LabelNodePool]
 		if _, ok := out[pool]; ok {
-			out[pool] += prices.offering(pool, sn.Node).Price
+			out[pool] += offering(pool, sn.Node).Price
 		}
 	}
 	return out
@@ -174,7 +179,7 @@ func consolidationKey(r Round) uint64 {
 	for _, pdb := range r.PDBs {
 		h.Write([]byte(pdb.Namespace + "/" + pdb.Name + "=" + strconv.FormatInt(int64(pdb.Status.DisruptionsAllowed), 10) + ";"))
 	}
-	h.Write([]byte(strconv.FormatUint(offeringsKey(snap.InstanceTypes), 16)))
+	h.Write([]byte(strconv.FormatUint(r.offerings, 16)))
 	for _, sn := range snap.Nodes {
 		h.Write([]byte(sn.Name()))
 		if sn.NodeClaim != nil {

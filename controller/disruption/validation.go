@@ -30,7 +30,7 @@ func (c *Controller) validate(ctx context.Context, r Round) (started bool, err e
 			c.queue.pending = append(c.queue.pending, p)
 			continue
 		}
-		r.Busy = c.queue.busy()
+		r.Busy, r.memo = c.queue.busy(), r.memo.fresh()
 		cmd, why := c.revalidate(ctx, r, p.cmd)
 		if why != "" {
 			Commands.WithLabelValues(p.cmd.Method, ResultDropped).Inc()

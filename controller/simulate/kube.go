@@ -139,9 +139,9 @@ func (k *kube) applyMergePatch(obj client.Object, p client.Patch) error {
 	if err != nil {
 		return err
 	}
-	current := obj.DeepCopyObject().(client.Object)
-	if err := k.mirror.get(client.ObjectKeyFromObject(obj), current); err != nil {
-		return err
+	current, ok := k.mirror.peekObject(obj)
+	if !ok {
+		return k.notFound(obj)
 	}
 	doc, err := json.Marshal(current)
 	if err != nil {
@@ -190,8 +190,7 @@ func (k *kube) updateStatus(ctx context.Context, c client.Writer, obj client.Obj
 	}
 	current, ok := k.mirror.peekObject(obj)
 	if !ok {
-		gvk, _ := apiutil.GVKForObject(obj, k.scheme)
-		return apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, obj.GetName())
+		return k.notFound(obj)
 	}
 	// The stored object is never changed in place: the new one shares all
 	// but its status and version with it.
@@ -205,6 +204,11 @@ func (k *kube) updateStatus(ctx context.Context, c client.Writer, obj client.Obj
 	}
 	reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(write.DeepCopyObject()).Elem())
 	return k.after(obj, nil)
+}
+
+func (k *kube) notFound(obj client.Object) error {
+	gvk, _ := apiutil.GVKForObject(obj, k.scheme)
+	return apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, obj.GetName())
 }
 
 // updatePodStatus is a pod status update with the fake client's semantics

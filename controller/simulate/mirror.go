@@ -43,8 +43,6 @@ func (m *mirror) index(obj client.Object, field string, fn client.IndexerFunc) {
 
 func mirrorKey(obj client.Object) string { return obj.GetNamespace() + "/" + obj.GetName() }
 
-func (m *mirror) put(obj client.Object) { m.adopt(obj.DeepCopyObject().(client.Object)) }
-
 // adopt stores obj itself, which no one may change from then on.
 func (m *mirror) adopt(obj client.Object) {
 	t := reflect.TypeOf(obj)
