@@ -29,7 +29,7 @@ func blockedBy(c *Candidate, pdbs pdbIndex, now time.Time) Block {
 	if b := doNotDisruptBlock("nodeclaim "+c.NodeClaim.Name, c.NodeClaim.Annotations, c.NodeClaim.CreationTimestamp.Time, now); b.Kind != "" {
 		return b
 	}
-	for _, p := range c.round.podsOf(c.StateNode).protected {
+	for _, p := range c.podSummary().protected {
 		if b := doNotDisruptBlock("pod "+p.Namespace+"/"+p.Name, p.Annotations, termination.PodStart(p), now); b.Kind != "" {
 			return b
 		}

@@ -22,9 +22,10 @@ type Candidate struct {
 	*scheduler.StateNode
 	// NodePool is the node's pool, with the defaults applied.
 	NodePool *v1alpha1.NodePool
-	// block is worked out when first asked for: a round asks most
-	// candidates about few things.
+	// block and pods are worked out when first asked for: a round asks
+	// most candidates about few things.
 	block *Block
+	pods  *nodePods
 	round *Round
 	// Ready is the Node's Ready condition. A node that is not Ready already
 	// counts against its pool's budgets as being disrupted.
@@ -91,8 +92,13 @@ func NewCandidates(r *Round) []*Candidate {
 
 // ReschedulablePods are the pods that would need a new home: every pod but
 // DaemonSet pods, mirror pods, and pods that are finished or being deleted.
-func (c *Candidate) ReschedulablePods() []*corev1.Pod {
-	return c.round.podsOf(c.StateNode).reschedulable
+func (c *Candidate) ReschedulablePods() []*corev1.Pod { return c.podSummary().reschedulable }
+
+func (c *Candidate) podSummary() *nodePods {
+	if c.pods == nil {
+		c.pods = c.round.podsOf(c.StateNode)
+	}
+	return c.pods
 }
 
 // Empty reports whether the node runs no pod that would need a new home.
@@ -110,7 +116,7 @@ func (c *Candidate) Blocked() Block {
 
 // Requests sums the reschedulable pods' requests.
 func (c *Candidate) Requests() scheduling.Resources {
-	return c.round.podsOf(c.StateNode).moving
+	return c.podSummary().moving
 }
 
 // DefaultedPools returns the pools by name, each a copy with its defaults

@@ -300,7 +300,7 @@ func byDisruptionCost(cands []*Candidate) []*Candidate {
 	}
 	ks := make([]keyed, len(cands))
 	for i, c := range cands {
-		ks[i] = keyed{c: c, cost: c.round.podsOf(c.StateNode).evictionCost, usage: utilization(c)}
+		ks[i] = keyed{c: c, cost: c.podSummary().evictionCost, usage: utilization(c)}
 	}
 	slices.SortFunc(ks, func(a, b keyed) int {
 		return cmp.Or(cmp.Compare(a.cost, b.cost), cmp.Compare(a.usage, b.usage),
