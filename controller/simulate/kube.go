@@ -217,31 +217,42 @@ func (k *kube) notFound(obj client.Object) error {
 // of every pending pod whenever its message changes, and the fake client's
 // JSON round trips made that most of a day's simulation.
 func (k *kube) updatePodStatus(pod *corev1.Pod) error {
-	current, ok := k.mirror.peekPod(client.ObjectKeyFromObject(pod))
+	stored, err := k.writePodStatus(client.ObjectKeyFromObject(pod), pod.ResourceVersion, *pod.Status.DeepCopy())
+	if err != nil {
+		return err
+	}
+	stored.DeepCopyInto(pod)
+	return nil
+}
+
+// writePodStatus stores status, which it keeps, as the pod's, and returns
+// the stored pod, which the caller must not change. A version other than the
+// stored one conflicts; an empty one does not.
+func (k *kube) writePodStatus(key client.ObjectKey, version string, status corev1.PodStatus) (*corev1.Pod, error) {
+	current, ok := k.mirror.peekPod(key)
 	if !ok {
-		return apierrors.NewNotFound(corev1.Resource("pods"), pod.Name)
+		return nil, apierrors.NewNotFound(corev1.Resource("pods"), key.Name)
+	}
+	if version != "" && version != current.ResourceVersion {
+		return nil, apierrors.NewConflict(corev1.Resource("pods"), key.Name, errors.New("object was modified"))
+	}
+	n, err := strconv.ParseUint(cmp.Or(current.ResourceVersion, "0"), 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("pod %s has resource version %q: %w", key, current.ResourceVersion, err)
 	}
 	// The stored pod is never changed in place: the new one shares all but
 	// its status and version with it.
 	updated := *current
 	stored := &updated
-	if pod.ResourceVersion != "" && pod.ResourceVersion != stored.ResourceVersion {
-		return apierrors.NewConflict(corev1.Resource("pods"), pod.Name, errors.New("object was modified"))
-	}
-	version, err := strconv.ParseUint(cmp.Or(stored.ResourceVersion, "0"), 10, 64)
-	if err != nil {
-		return fmt.Errorf("pod %s/%s has resource version %q: %w", pod.Namespace, pod.Name, stored.ResourceVersion, err)
-	}
-	stored.Status = *pod.Status.DeepCopy()
-	stored.ResourceVersion = strconv.FormatUint(version+1, 10)
+	stored.Status = status
+	stored.ResourceVersion = strconv.FormatUint(n+1, 10)
 	if err := k.tracker.Update(corev1.SchemeGroupVersion.WithResource("pods"), stored, stored.Namespace); err != nil {
-		return err
+		return nil, err
 	}
-	stored.DeepCopyInto(pod)
 	k.mirror.adopt(stored)
 	k.feed(stored, false)
 	k.onWrite(stored, false)
-	return nil
+	return stored, nil
 }
 
 // after feeds the object's state after a successful write: its stored copy,

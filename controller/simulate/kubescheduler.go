@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/scheduling"
@@ -210,14 +211,16 @@ func (w *world) markUnschedulable(ctx context.Context, sp *simPod, reason string
 	if old != nil && old.Status == corev1.ConditionFalse && old.Reason == corev1.PodReasonUnschedulable && old.Message == reason {
 		return nil
 	}
-	// Only the status is written: the rest is shared, as the update then
-	// overwrites marked with what was stored.
-	marked := &corev1.Pod{TypeMeta: sp.pod.TypeMeta, ObjectMeta: sp.pod.ObjectMeta, Spec: sp.pod.Spec, Status: *sp.pod.Status.DeepCopy()}
+	// Only the status is written, and the pod kept is the stored one, which
+	// the simulator only reads: every pending pod is marked again whenever
+	// the node count changes.
+	marked := &corev1.Pod{Status: *sp.pod.Status.DeepCopy()}
 	setScheduled(marked, corev1.ConditionFalse, corev1.PodReasonUnschedulable, reason, w.clk.Now())
-	if err := w.kube.Status().Update(ctx, marked); err != nil {
+	stored, err := w.kube.writePodStatus(client.ObjectKeyFromObject(sp.pod), sp.pod.ResourceVersion, marked.Status)
+	if err != nil {
 		return fmt.Errorf("marking pod %s unschedulable: %w", sp.key, err)
 	}
-	sp.pod = marked
+	sp.pod = stored
 	return nil
 }
 
