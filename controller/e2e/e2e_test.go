@@ -237,9 +237,11 @@ func terminatesEverything(t *testing.T, b *bed) {
 	b.deleteEverything(t, ns, "web", "batch", "api")
 }
 
-// deleteEverything deletes the Deployments apps of namespace and every
-// NodeClaim, and waits until no claim, Node or pod of namespace is left and
-// every instance has terminated.
+// deleteEverything deletes the Deployments apps of namespace and, once
+// their pods are gone, every NodeClaim, and waits until no claim, Node or pod
+// of namespace is left and every instance has terminated. Claims deleted
+// while the Deployments' pods still run would have new capacity launched for
+// those pods (replacement before eviction) after the claims were listed.
 func (b *bed) deleteEverything(t testing.TB, namespace string, apps ...string) {
 	ctx := context.Background()
 	for _, app := range apps {
@@ -247,6 +249,14 @@ func (b *bed) deleteEverything(t testing.TB, namespace string, apps ...string) {
 			t.Fatal(err)
 		}
 	}
+	b.eventually(settle, func() error {
+		for _, app := range apps {
+			if err := b.noPods(namespace, client.MatchingLabels{"app": app}); err != nil {
+				return fmt.Errorf("app %s: %w", app, err)
+			}
+		}
+		return nil
+	})
 	claims, err := b.claims()
 	if err != nil {
 		t.Fatal(err)
@@ -270,11 +280,16 @@ func (b *bed) deleteEverything(t testing.TB, namespace string, apps ...string) {
 				return fmt.Errorf("instance %s is %s", in.ID, in.State)
 			}
 		}
-		var pods corev1.PodList
-		if err := b.Admin.List(ctx, &pods, client.InNamespace(namespace)); err != nil || len(pods.Items) > 0 {
-			return fmt.Errorf("%d pods left (%v)", len(pods.Items), err)
-		}
-		return nil
+		return b.noPods(namespace)
 	})
 	t.Logf("%d instances launched in all, every one terminated", len(b.Emulator.Instances()))
+}
+
+// noPods fails while a pod of namespace (that the options select) is left.
+func (b *bed) noPods(namespace string, opts ...client.ListOption) error {
+	var pods corev1.PodList
+	if err := b.Admin.List(context.Background(), &pods, append(opts, client.InNamespace(namespace))...); err != nil || len(pods.Items) > 0 {
+		return fmt.Errorf("%d pods left (%v)", len(pods.Items), err)
+	}
+	return nil
 }
