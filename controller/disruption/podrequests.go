@@ -5,9 +5,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/scheduling"
+	"github.com/stowage-dev/stowage/controller/termination"
 )
 
 // podRequests remembers each pod's requests, and what a round needs to know
@@ -83,7 +83,7 @@ func summarize(pods []*corev1.Pod, pr *podRequests) *nodePods {
 		req := pr.of(p)
 		np.used = np.used.Add(req)
 		np.antiAffinity = np.antiAffinity || requiredAntiAffinity(p)
-		if doNotDisruptAnnotated(p.Annotations) {
+		if termination.DoNotDisruptAnnotated(p.Annotations) {
 			np.protected = append(np.protected, p)
 		}
 		if reschedulable(p) {
@@ -93,12 +93,6 @@ func summarize(pods []*corev1.Pod, pr *podRequests) *nodePods {
 		}
 	}
 	return np
-}
-
-func doNotDisruptAnnotated(annotations map[string]string) bool {
-	_, ours := annotations[v1alpha1.AnnotationDoNotDisrupt]
-	_, karpenters := annotations[v1alpha1.AnnotationKarpenterDoNotDisrupt]
-	return ours || karpenters
 }
 
 // next starts a round: what this one saw is what the next may reuse.

@@ -233,7 +233,7 @@ func (k *kube) updatePodStatus(pod *corev1.Pod) error {
 // the stored pod, which the caller must not change. A version other than the
 // stored one conflicts; an empty one does not.
 func (k *kube) writePodStatus(key client.ObjectKey, version string, status corev1.PodStatus) (*corev1.Pod, error) {
-	current, ok := k.mirror.peekPod(key)
+	current, ok := peek[*corev1.Pod](k.mirror, key)
 	if !ok {
 		return nil, apierrors.NewNotFound(corev1.Resource("pods"), key.Name)
 	}

@@ -86,7 +86,7 @@ func (w *world) schedulableNodes() []*schedNode {
 		if in.node == "" {
 			continue
 		}
-		node, ok := w.kube.mirror.peek(in.node)
+		node, ok := peek[*corev1.Node](w.kube.mirror, client.ObjectKey{Name: in.node})
 		if !ok || !nodeReady(node) || node.DeletionTimestamp != nil || node.Spec.Unschedulable {
 			continue
 		}

@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
@@ -87,13 +86,14 @@ func (m *mirror) reindex(t reflect.Type, obj client.Object, add bool) {
 // count is how many objects of obj's type are stored.
 func (m *mirror) count(obj client.Object) int { return len(m.objects[reflect.TypeOf(obj)]) }
 
-// peek returns the stored Node, which the caller must not change.
-func (m *mirror) peek(name string) (*corev1.Node, bool) {
-	obj, ok := m.objects[reflect.TypeOf(&corev1.Node{})]["/"+name]
+// peek returns the stored T under key, which the caller must not change.
+func peek[T client.Object](m *mirror, key client.ObjectKey) (T, bool) {
+	obj, ok := m.objects[reflect.TypeFor[T]()][key.Namespace+"/"+key.Name]
 	if !ok {
-		return nil, false
+		var none T
+		return none, false
 	}
-	return obj.(*corev1.Node), true
+	return obj.(T), true
 }
 
 // peekObject returns the stored object of obj's type and key, which the
@@ -101,15 +101,6 @@ func (m *mirror) peek(name string) (*corev1.Node, bool) {
 func (m *mirror) peekObject(obj client.Object) (client.Object, bool) {
 	stored, ok := m.objects[reflect.TypeOf(obj)][mirrorKey(obj)]
 	return stored, ok
-}
-
-// peekPod returns the stored Pod, which the caller must not change.
-func (m *mirror) peekPod(key client.ObjectKey) (*corev1.Pod, bool) {
-	obj, ok := m.objects[reflect.TypeOf(&corev1.Pod{})][key.Namespace+"/"+key.Name]
-	if !ok {
-		return nil, false
-	}
-	return obj.(*corev1.Pod), true
 }
 
 // get copies the stored object into obj.

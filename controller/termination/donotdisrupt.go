@@ -8,6 +8,21 @@ import (
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 )
 
+// doNotDisruptKeys are Stowage's do-not-disrupt annotation and Karpenter's.
+var doNotDisruptKeys = []string{v1alpha1.AnnotationDoNotDisrupt, v1alpha1.AnnotationKarpenterDoNotDisrupt}
+
+// DoNotDisruptAnnotated reports whether the annotations carry a
+// do-not-disrupt key, whatever its value: the object may be protected at
+// some time (see DoNotDisruptUntil).
+func DoNotDisruptAnnotated(annotations map[string]string) bool {
+	for _, key := range doNotDisruptKeys {
+		if _, ok := annotations[key]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // DoNotDisruptUntil reads the do-not-disrupt annotations (Stowage's
 // stowage.dev/do-not-disrupt or Karpenter's karpenter.sh/do-not-disrupt) of an
 // object that started at start. The value "true" protects the object for as
@@ -16,7 +31,7 @@ import (
 // and until when (zero while "true"). Any other value protects nothing, as
 // Karpenter reads it.
 func DoNotDisruptUntil(annotations map[string]string, start, now time.Time) (protected bool, until time.Time) {
-	for _, key := range []string{v1alpha1.AnnotationDoNotDisrupt, v1alpha1.AnnotationKarpenterDoNotDisrupt} {
+	for _, key := range doNotDisruptKeys {
 		v, ok := annotations[key]
 		if !ok {
 			continue
