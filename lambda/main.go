@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/logging"
 	"github.com/stowage-dev/stowage/lambda/config"
 	"github.com/stowage-dev/stowage/lambda/handler"
@@ -51,6 +52,9 @@ func build(ctx context.Context) (*handler.Handler, error) {
 	}
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
 	kube, err := client.New(rc, client.Options{Scheme: scheme})

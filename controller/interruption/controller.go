@@ -10,8 +10,10 @@
 // counts the pods of a node being deleted as pending and launches their new
 // capacity at once, and the termination controller holds the drain until that
 // capacity is Ready, or until the mark's deadline less the pods' termination
-// grace, whichever comes first; it then drains the Node through the Eviction
-// API and terminates the instance. A spot or capacity reservation
+// grace and a margin, whichever comes first; it then drains the Node through
+// the Eviction API and terminates the instance. An instance interrupted
+// before its Node registered has its NodeClaim marked instead, and that claim
+// is replaced in the same way (ClaimReconciler). A spot or capacity reservation
 // interruption also tells the cloud that the offering is short. A rebalance
 // recommendation only gets an event and a metric unless
 // Options.ReplaceOnRebalance is set. A Node no NodeClaim owns is reported and
@@ -106,7 +108,8 @@ func New(clk clock.Clock, kube client.Client, offerings OfferingMarker, opts Opt
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Register adds the controller to mgr, watching the Nodes that carry (or
-// carried) an interruption mark.
+// carried) an interruption mark, and a second one (ClaimReconciler) watching
+// the NodeClaims that do.
 func (c *Controller) Register(mgr manager.Manager) error {
 	if err := nodeclaim.IndexFields(context.Background(), mgr.GetFieldIndexer(), false); err != nil {
 		return err
@@ -114,15 +117,23 @@ func (c *Controller) Register(mgr manager.Manager) error {
 	if c.recorder == nil {
 		c.recorder = mgr.GetEventRecorder(Name)
 	}
-	return builder.ControllerManagedBy(mgr).
+	if err := builder.ControllerManagedBy(mgr).
 		Named(Name).
 		For(&corev1.Node{}, builder.WithPredicates(Marked())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: c.opts.Workers}).
-		Complete(c)
+		Complete(c); err != nil {
+		return err
+	}
+	return builder.ControllerManagedBy(mgr).
+		Named(ClaimControllerName).
+		For(&v1alpha1.NodeClaim{}, builder.WithPredicates(Marked())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: c.opts.Workers}).
+		Complete(c.ClaimReconciler())
 }
 
-// Marked passes events for Nodes carrying the interruption kind annotation,
-// and updates that remove it (so that the controller forgets the Node).
+// Marked passes events for Nodes (or NodeClaims) carrying the interruption
+// kind annotation, and updates that remove it (so that the controller
+// forgets the object).
 func Marked() predicate.Predicate {
 	marked := func(o client.Object) bool { return o.GetAnnotations()[v1alpha1.AnnotationInterruptionKind] != "" }
 	return predicate.Funcs{
@@ -153,12 +164,17 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		c.seen.forget(node.Name)
 		return reconcile.Result{}, nil
 	}
-	p := c.seen.get(node, m)
+	p := c.seen.get(nodeTarget(node), m)
 	if p.done {
 		return reconcile.Result{}, nil
 	}
 	err := c.handle(ctx, node, m, &p)
 	c.seen.put(node.Name, p)
+	return asResult(err)
+}
+
+// asResult turns a conflict into a short requeue.
+func asResult(err error) (reconcile.Result, error) {
 	if apierrors.IsConflict(err) {
 		return reconcile.Result{RequeueAfter: conflictRequeue}, nil
 	}

@@ -30,7 +30,7 @@ type Event = stowevents.Event
 // maxValue bounds how much of a malformed annotation value an event quotes.
 const maxValue = 64
 
-func receivedEvent(node *corev1.Node, m Mark, replaced bool) Event {
+func receivedEvent(marked runtime.Object, m Mark, replaced bool) Event {
 	note := "Received " + describe(m)
 	switch {
 	case !KnownKind(m.Kind):
@@ -39,15 +39,19 @@ func receivedEvent(node *corev1.Node, m Mark, replaced bool) Event {
 	default:
 		note += "; the node is not replaced (replaceOnRebalance is off)"
 	}
-	return Event{Regarding: node, Type: corev1.EventTypeNormal, Reason: EventInterruptionReceived, Action: "Receive", Note: note}
+	return Event{Regarding: marked, Type: corev1.EventTypeNormal, Reason: EventInterruptionReceived, Action: "Receive", Note: note}
 }
 
-func replacingEvent(node *corev1.Node, claim runtime.Object, m Mark, now time.Time) Event {
+func replacingEvent(marked, claim runtime.Object, m Mark, now time.Time) Event {
 	note := fmt.Sprintf("Deleted its NodeClaim for %s", describe(m))
+	if marked == claim {
+		// A claim marked before its instance registered a Node.
+		note, claim = fmt.Sprintf("Deleted the NodeClaim, whose instance has no Node yet, for %s", describe(m)), nil
+	}
 	if !m.Deadline.IsZero() {
 		note += fmt.Sprintf(", %s before the deadline", m.Deadline.Sub(now).Round(time.Second))
 	}
-	return Event{Regarding: node, Related: claim, Type: corev1.EventTypeNormal, Reason: EventReplacingNode, Action: "Replace", Note: note}
+	return Event{Regarding: marked, Related: claim, Type: corev1.EventTypeNormal, Reason: EventReplacingNode, Action: "Replace", Note: note}
 }
 
 func notManagedEvent(node *corev1.Node, m Mark) Event {
@@ -56,7 +60,7 @@ func notManagedEvent(node *corev1.Node, m Mark) Event {
 			"; Stowage leaves the node alone"}
 }
 
-func malformedEvent(node *corev1.Node, annotation, value string) Event {
+func malformedEvent(marked runtime.Object, annotation, value string) Event {
 	if len(value) > maxValue {
 		value = value[:maxValue] + "..."
 	}
@@ -66,7 +70,7 @@ func malformedEvent(node *corev1.Node, annotation, value string) Event {
 	} else {
 		note += fmt.Sprintf("which is not one of %v; the node is left alone", v1alpha1.InterruptionKinds)
 	}
-	return Event{Regarding: node, Type: corev1.EventTypeWarning, Reason: EventMalformedMark, Action: "Receive", Note: note}
+	return Event{Regarding: marked, Type: corev1.EventTypeWarning, Reason: EventMalformedMark, Action: "Receive", Note: note}
 }
 
 // describe names the mark in event notes: "spot-interruption (event e-1,

@@ -54,20 +54,38 @@ type progress struct {
 // cache has not yet caught up with this controller's writes.
 type seen struct {
 	mu sync.Mutex
-	m  map[string]progress // node name -> progress on its current mark
+	m  map[string]progress // target key -> progress on its current mark
 }
 
-// get returns the progress on the Node's mark: fresh for a new mark, keeping
-// whether this controller replaced the same Node before.
-func (s *seen) get(node *corev1.Node, m Mark) progress {
+// target is the object a mark is on: a Node, or a NodeClaim the Lambda
+// marked because its instance had no Node yet.
+type target struct {
+	// key names it in seen: the Node's name, or "nodeclaim/" and the claim's.
+	key string
+	obj client.Object
+	// name and providerID are the Node's (or the claim's) for the logs.
+	name, providerID string
+}
+
+func nodeTarget(node *corev1.Node) target {
+	return target{key: node.Name, obj: node, name: node.Name, providerID: node.Spec.ProviderID}
+}
+
+func claimTarget(claim *v1alpha1.NodeClaim) target {
+	return target{key: "nodeclaim/" + claim.Name, obj: claim, name: claim.Name, providerID: claim.Status.ProviderID}
+}
+
+// get returns the progress on the mark of the object t names: fresh for a
+// new mark, keeping whether this controller replaced the same object before.
+func (s *seen) get(t target, m Mark) progress {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, ok := s.m[node.Name]
+	p, ok := s.m[t.key]
 	switch {
-	case !ok || p.uid != node.UID:
-		return progress{uid: node.UID, id: m.identity()}
+	case !ok || p.uid != t.obj.GetUID():
+		return progress{uid: t.obj.GetUID(), id: m.identity()}
 	case p.id != m.identity():
-		return progress{uid: node.UID, id: m.identity(), replaced: p.replaced}
+		return progress{uid: t.obj.GetUID(), id: m.identity(), replaced: p.replaced}
 	}
 	return p
 }
@@ -98,21 +116,27 @@ func (c *Controller) handle(ctx context.Context, node *corev1.Node, m Mark, p *p
 		c.notManaged(node, m)
 		return nil
 	}
+	return c.act(ctx, nodeTarget(node), claim, m, p)
+}
+
+// act reports a new mark on t and replaces claim, the NodeClaim of t, unless
+// it is gone or going or the kind asks for no replacement.
+func (c *Controller) act(ctx context.Context, t target, claim *v1alpha1.NodeClaim, m Mark, p *progress) error {
 	if !p.received {
 		p.received = true
-		c.seen.put(node.Name, *p)
+		c.seen.put(t.key, *p)
 		if !recorded(claim, m) {
-			c.receive(node, m)
+			c.receive(t, m)
 		}
 	}
 	if claim == nil || !claim.DeletionTimestamp.IsZero() || !c.replaces(m.Kind) {
 		p.done = true
-		c.seen.put(node.Name, *p)
+		c.seen.put(t.key, *p)
 		Actions.WithLabelValues(ActionNone).Inc()
-		c.log.Debug("leaving node alone", "node", node.Name, "kind", m.Kind, "event_id", m.EventID)
+		c.log.Debug("leaving node alone", "node", t.name, "kind", m.Kind, "event_id", m.EventID)
 		return nil
 	}
-	return c.replace(ctx, node, claim, m, p)
+	return c.replace(ctx, t, claim, m, p)
 }
 
 // claimOf returns the Node's claim, or nil when none is needed: a Node being
@@ -140,44 +164,46 @@ func (c *Controller) replaces(kind string) bool {
 // receive reports a new mark (event, metric, log), reports the annotations it
 // could not read, and marks the offering of a spot or capacity reservation
 // interruption unavailable.
-func (c *Controller) receive(node *corev1.Node, m Mark) {
+func (c *Controller) receive(t target, m Mark) {
 	kind := m.Kind
 	if !KnownKind(kind) {
 		kind = KindUnknown
 	}
 	Received.WithLabelValues(kind).Inc()
-	c.log.Info("interruption received", "node", node.Name, "kind", m.Kind, "event_id", m.EventID,
-		"deadline", m.formattedDeadline(), "instance_id", nodeclaim.InstanceID(node.Spec.ProviderID))
-	stowevents.Publish(c.recorder, receivedEvent(node, m, c.replaces(m.Kind)))
+	c.log.Info("interruption received", "node", t.name, "kind", m.Kind, "event_id", m.EventID,
+		"deadline", m.formattedDeadline(), "instance_id", nodeclaim.InstanceID(t.providerID))
+	stowevents.Publish(c.recorder, receivedEvent(t.obj, m, c.replaces(m.Kind)))
+	annotations := t.obj.GetAnnotations()
 	for _, key := range m.Malformed {
-		c.log.Warn("malformed interruption mark", "node", node.Name, "annotation", key, "value", node.Annotations[key])
-		stowevents.Publish(c.recorder, malformedEvent(node, key, node.Annotations[key]))
+		c.log.Warn("malformed interruption mark", "node", t.name, "annotation", key, "value", annotations[key])
+		stowevents.Publish(c.recorder, malformedEvent(t.obj, key, annotations[key]))
 	}
 	if r, ok := offeringReasons[m.Kind]; ok {
-		c.markOffering(node, r.reason, r.capacityType)
+		c.markOffering(t, r.reason, r.capacityType)
 	}
 }
 
-// markOffering tells the cloud that the offering the Node runs on is short,
-// from the Node's instance type, zone and capacity type labels (capacityType
-// when it has none: only spot instances get spot interruption warnings, only
-// reserved ones capacity reservation interruptions).
-func (c *Controller) markOffering(node *corev1.Node, reason, capacityType string) {
+// markOffering tells the cloud that the offering the marked Node (or claim)
+// runs on is short, from its instance type, zone and capacity type labels
+// (capacityType when it has none: only spot instances get spot interruption
+// warnings, only reserved ones capacity reservation interruptions).
+func (c *Controller) markOffering(t target, reason, capacityType string) {
 	if c.offerings == nil {
 		return
 	}
-	instanceType, zone := node.Labels[corev1.LabelInstanceTypeStable], node.Labels[corev1.LabelTopologyZone]
-	if ct := node.Labels[v1alpha1.LabelCapacityType]; ct != "" {
+	labels := t.obj.GetLabels()
+	instanceType, zone := labels[corev1.LabelInstanceTypeStable], labels[corev1.LabelTopologyZone]
+	if ct := labels[v1alpha1.LabelCapacityType]; ct != "" {
 		capacityType = ct
 	}
 	if instanceType == "" || zone == "" {
-		c.log.Warn("not marking the offering: the node has no instance type or zone label", "node", node.Name,
+		c.log.Warn("not marking the offering: the node has no instance type or zone label", "node", t.name,
 			"instance_type", instanceType, "zone", zone)
 		return
 	}
 	d := c.offerings.MarkOfferingUnavailable(instanceType, zone, capacityType, reason)
 	Actions.WithLabelValues(ActionMarkOffering).Inc()
-	c.log.Info("offering marked unavailable", "node", node.Name, "instance_type", instanceType, "zone", zone,
+	c.log.Info("offering marked unavailable", "node", t.name, "instance_type", instanceType, "zone", zone,
 		"capacity_type", capacityType, "reason", reason, "avoid_for", d.String())
 }
 
@@ -190,31 +216,31 @@ func (c *Controller) notManaged(node *corev1.Node, m Mark) {
 
 // replace records the mark on the claim's Interrupted condition and deletes
 // the claim; termination drains the Node and terminates the instance.
-func (c *Controller) replace(ctx context.Context, node *corev1.Node, claim *v1alpha1.NodeClaim, m Mark, p *progress) error {
+func (c *Controller) replace(ctx context.Context, t target, claim *v1alpha1.NodeClaim, m Mark, p *progress) error {
 	if err := c.recordOn(ctx, claim, m); err != nil {
 		return err
 	}
 	err := c.kube.Delete(ctx, claim, client.Preconditions{UID: &claim.UID})
 	if apierrors.IsNotFound(err) {
 		p.done = true
-		c.seen.put(node.Name, *p)
+		c.seen.put(t.key, *p)
 		Actions.WithLabelValues(ActionNone).Inc()
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("deleting nodeclaim %s of interrupted node %s: %w", claim.Name, node.Name, err)
+		return fmt.Errorf("deleting nodeclaim %s of interrupted node %s: %w", claim.Name, t.name, err)
 	}
 	p.replaced, p.done = true, true
-	c.seen.put(node.Name, *p)
+	c.seen.put(t.key, *p)
 	now := c.clk.Now()
 	Actions.WithLabelValues(ActionReplace).Inc()
 	if !m.Deadline.IsZero() {
 		DeadlineMargin.Observe(m.Deadline.Sub(now).Seconds())
 	}
-	c.log.Info("replacing interrupted node", "node", node.Name, "nodeclaim", claim.Name,
+	c.log.Info("replacing interrupted node", "node", t.name, "nodeclaim", claim.Name,
 		"nodepool", claim.Labels[v1alpha1.LabelNodePool], "kind", m.Kind, "event_id", m.EventID,
-		"deadline", m.formattedDeadline(), "instance_id", nodeclaim.InstanceID(node.Spec.ProviderID))
-	stowevents.Publish(c.recorder, replacingEvent(node, claim, m, now))
+		"deadline", m.formattedDeadline(), "instance_id", nodeclaim.InstanceID(t.providerID))
+	stowevents.Publish(c.recorder, replacingEvent(t.obj, claim, m, now))
 	return nil
 }
 

@@ -64,21 +64,21 @@ func TestSeenKeepsProgressPerMarkAndNode(t *testing.T) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", UID: "u-1"}}
 	first, second := Mark{Kind: "spot-interruption", EventID: "e-1"}, Mark{Kind: "instance-terminating", EventID: "e-2"}
 
-	p := s.get(node, first)
+	p := s.get(nodeTarget(node), first)
 	p.received, p.done, p.replaced = true, true, true
 	s.put(node.Name, p)
-	if got := s.get(node, first); !got.done {
+	if got := s.get(nodeTarget(node), first); !got.done {
 		t.Errorf("progress on the same mark = %+v, want done", got)
 	}
-	if got := s.get(node, second); got.done || got.received || !got.replaced {
+	if got := s.get(nodeTarget(node), second); got.done || got.received || !got.replaced {
 		t.Errorf("progress on a new mark = %+v, want fresh but remembering the replacement", got)
 	}
 	recreated := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", UID: "u-2"}}
-	if got := s.get(recreated, first); got.done || got.replaced {
+	if got := s.get(nodeTarget(recreated), first); got.done || got.replaced {
 		t.Errorf("progress on a new node of the same name = %+v, want fresh", got)
 	}
 	s.forget(node.Name)
-	if got := s.get(node, first); got.done {
+	if got := s.get(nodeTarget(node), first); got.done {
 		t.Errorf("progress after forget = %+v, want fresh", got)
 	}
 }

@@ -1,12 +1,14 @@
 package interruption
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 )
@@ -29,10 +31,11 @@ type Mark struct {
 	Malformed []string
 }
 
-// Marks reads the interruption mark off a Node; ok is false when the Node
-// carries none (no kind annotation, or an empty one).
-func Marks(node *corev1.Node) (m Mark, ok bool) {
-	a := node.Annotations
+// Marks reads the interruption mark off a Node (or a NodeClaim, which the
+// Lambda marks when its instance has no Node yet); ok is false when the
+// object carries none (no kind annotation, or an empty one).
+func Marks(obj metav1.Object) (m Mark, ok bool) {
+	a := obj.GetAnnotations()
 	if a[v1alpha1.AnnotationInterruptionKind] == "" {
 		return Mark{}, false
 	}
@@ -60,15 +63,9 @@ func Marks(node *corev1.Node) (m Mark, ok bool) {
 //   - a rebalance recommendation does not replace a mark of another kind;
 //   - a deadline the Node already carries is kept when m has none or a later one.
 func MarkNode(node *corev1.Node, m Mark) bool {
-	current, marked := Marks(node)
-	if marked && m.EventID != "" && current.EventID == m.EventID {
+	m, ok := merged(node, m)
+	if !ok {
 		return false
-	}
-	if marked && m.Kind == v1alpha1.InterruptionKindRebalanceRecommendation && current.Kind != m.Kind {
-		return false
-	}
-	if marked && !current.Deadline.IsZero() && (m.Deadline.IsZero() || current.Deadline.Before(m.Deadline)) {
-		m.Deadline = current.Deadline
 	}
 	before := node.DeepCopy()
 	setAnnotations(node, m)
@@ -77,17 +74,48 @@ func MarkNode(node *corev1.Node, m Mark) bool {
 		!equality.Semantic.DeepEqual(before.Spec.Taints, node.Spec.Taints)
 }
 
-func setAnnotations(node *corev1.Node, m Mark) {
-	if node.Annotations == nil {
-		node.Annotations = map[string]string{}
+// MarkClaim writes m onto a NodeClaim whose instance has no Node yet, by the
+// rules of MarkNode but with the annotations alone: the Node that registers
+// later has no mark, and the controller replaces the claim from this one.
+func MarkClaim(claim *v1alpha1.NodeClaim, m Mark) bool {
+	m, ok := merged(claim, m)
+	if !ok {
+		return false
 	}
-	node.Annotations[v1alpha1.AnnotationInterruptionKind] = m.Kind
-	setOrDelete(node.Annotations, v1alpha1.AnnotationInterruptionEventID, m.EventID)
+	before := maps.Clone(claim.Annotations)
+	setAnnotations(claim, m)
+	return !maps.Equal(before, claim.Annotations)
+}
+
+// merged is m as it is to be written over the mark obj carries, or false when
+// it changes nothing (see MarkNode).
+func merged(obj metav1.Object, m Mark) (Mark, bool) {
+	current, marked := Marks(obj)
+	if marked && m.EventID != "" && current.EventID == m.EventID {
+		return m, false
+	}
+	if marked && m.Kind == v1alpha1.InterruptionKindRebalanceRecommendation && current.Kind != m.Kind {
+		return m, false
+	}
+	if marked && !current.Deadline.IsZero() && (m.Deadline.IsZero() || current.Deadline.Before(m.Deadline)) {
+		m.Deadline = current.Deadline
+	}
+	return m, true
+}
+
+func setAnnotations(obj metav1.Object, m Mark) {
+	a := obj.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[v1alpha1.AnnotationInterruptionKind] = m.Kind
+	setOrDelete(a, v1alpha1.AnnotationInterruptionEventID, m.EventID)
 	deadline := ""
 	if !m.Deadline.IsZero() {
 		deadline = m.Deadline.UTC().Format(time.RFC3339)
 	}
-	setOrDelete(node.Annotations, v1alpha1.AnnotationInterruptionDeadline, deadline)
+	setOrDelete(a, v1alpha1.AnnotationInterruptionDeadline, deadline)
+	obj.SetAnnotations(a)
 }
 
 func setOrDelete(annotations map[string]string, key, value string) {

@@ -193,3 +193,29 @@ func TestKnownKind(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkClaimWritesTheAnnotationsByTheSameRules: a claim gets the three
+// annotations and nothing else, keeps the earliest deadline, and is not
+// changed by the same event again.
+func TestMarkClaimWritesTheAnnotationsByTheSameRules(t *testing.T) {
+	claim := &v1alpha1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
+	if !interruption.MarkClaim(claim, spotMark) {
+		t.Fatal("marking an unmarked claim reported no change")
+	}
+	if got, ok := interruption.Marks(claim); !ok || got.Kind != spotMark.Kind || !got.Deadline.Equal(spotMark.Deadline) || got.EventID != "e-1" {
+		t.Errorf("Marks = %+v, %v; want %+v", got, ok, spotMark)
+	}
+	if len(claim.Annotations) != 3 || len(claim.Spec.Taints) != 0 {
+		t.Errorf("claim has annotations %v and taints %v, want the three mark annotations only", claim.Annotations, claim.Spec.Taints)
+	}
+	if interruption.MarkClaim(claim, spotMark) {
+		t.Error("marking a claim again with the event id it carries changed it")
+	}
+	later := interruption.Mark{Kind: v1alpha1.InterruptionKindInstanceTerminating, Deadline: notice.Add(time.Hour), EventID: "e-2"}
+	if !interruption.MarkClaim(claim, later) {
+		t.Error("a new event changed nothing")
+	}
+	if got, _ := interruption.Marks(claim); got.Kind != later.Kind || !got.Deadline.Equal(spotMark.Deadline) {
+		t.Errorf("after a later mark: %+v, want its kind with the earlier deadline %s", got, spotMark.Deadline)
+	}
+}

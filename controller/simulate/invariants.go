@@ -10,7 +10,9 @@ import (
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
 	"github.com/stowage-dev/stowage/controller/provisioning"
+	"github.com/stowage-dev/stowage/controller/scheduling"
 	"github.com/stowage-dev/stowage/controller/simulate/report"
+	"github.com/stowage-dev/stowage/lambda/messages/spotinterruption"
 )
 
 // Invariant names a property every Stowage run keeps, whatever the scenario.
@@ -40,6 +42,13 @@ const (
 	// InvariantJobPods: a Job keeps min(parallelism, completions left) pods
 	// alive: a completed or lost pod is replaced within Bounds.JobPods.
 	InvariantJobPods Invariant = "job-pods"
+	// InvariantPodLost: no pod is on an instance when the instance terminates
+	// after an interruption notice, unless its termination grace period is
+	// longer than the notice, or it tolerates the disrupted or the
+	// interrupted taint: a drain leaves such a pod (Karpenter's rule: it would
+	// come straight back) and kube-scheduler may bind it there after the
+	// notice. Every other pod was evicted in time, its grace honoured.
+	InvariantPodLost Invariant = "pod-lost"
 	// InvariantDeterminism: the same scenario and seed give the same report,
 	// byte for byte (checked by running twice; see scenariogen).
 	InvariantDeterminism Invariant = "determinism"
@@ -156,6 +165,36 @@ func (c *invariantChecker) instant(w *world) {
 }
 
 func (c *invariantChecker) end(w *world) { c.cloud.check(c, w, true) }
+
+// lost checks a pod that went down with its instance: after a notice, only a
+// pod whose grace the notice could not honour may.
+func (c *invariantChecker) lost(w *world, sp *simPod, instance string) {
+	notice, ok := w.out.noticeOf(instance)
+	if !ok {
+		return
+	}
+	if podGrace(sp.pod) > spotinterruption.Notice || staysOnInterrupted(sp.pod) {
+		return
+	}
+	c.report(w, InvariantPodLost, "pod "+sp.key, "still on instance %s (node %s) when it terminated, %s after its interruption notice; bound at %s, %s",
+		instance, sp.node, w.clk.Now().Sub(notice), sp.bound.Sub(epoch), c.describe(w, sp))
+}
+
+// staysOnInterrupted reports whether the pod tolerates the taint of a
+// draining or of an interrupted node.
+func staysOnInterrupted(p *corev1.Pod) bool {
+	interrupted := corev1.Taint{Key: v1alpha1.TaintKeyInterrupted, Value: v1alpha1.InterruptionKindSpotInterruption, Effect: corev1.TaintEffectNoSchedule}
+	return scheduling.Tolerates([]corev1.Taint{v1alpha1.DisruptedNoScheduleTaint}, p.Spec.Tolerations) == nil ||
+		scheduling.Tolerates([]corev1.Taint{interrupted}, p.Spec.Tolerations) == nil
+}
+
+// podGrace is the pod's termination grace period, 30 s when it sets none.
+func podGrace(p *corev1.Pod) time.Duration {
+	if s := p.Spec.TerminationGracePeriodSeconds; s != nil {
+		return time.Duration(*s) * time.Second
+	}
+	return corev1.DefaultTerminationGracePeriodSeconds * time.Second
+}
 
 // published keeps the provisioner's last word per pod, and checks that a
 // pod nominated to a new claim was not on its way to another.

@@ -74,6 +74,9 @@ func (s *sabotage) published(w *world, evs []provisioning.Event) {
 	s.check.published(w, evs)
 }
 func (s *sabotage) end(w *world) { s.check.end(w) }
+func (s *sabotage) lost(w *world, sp *simPod, instance string) {
+	s.check.lost(w, sp, instance)
+}
 
 // runBroken replays the scenario with Stowage, breaking it as break_ does,
 // and returns what the invariants found.
@@ -254,4 +257,51 @@ func TestAJobShortOfPodsBreaksTheJobInvariant(t *testing.T) {
 		}
 	})
 	only(t, vs, InvariantJobPods)
+}
+
+// spotCalm is calm on spot capacity, with its oldest spot instance
+// interrupted at 8m.
+var spotCalm = strings.NewReplacer("values: [on-demand]", "values: [spot]",
+	"replicas: [{at: 1m, count: 6}, {at: 15m, count: 0}]", "replicas: [{at: 1m, count: 6}, {at: 15m, count: 0}]\n  interruptions: {scripted: [{at: 8m}]}").Replace(calm)
+
+// deaf drops every EventBridge event from the first instant on: no notice
+// reaches the cluster, so nothing leaves the interrupted instance.
+func deaf(w *world, _ *invariantChecker) {
+	w.emu.SetEventSink(awsemu.SinkFunc(func(awsemu.Event) {}))
+}
+
+func TestPodsLeftOnAnInterruptedInstanceBreakThePodLostInvariant(t *testing.T) {
+	if vs := runBroken(t, spotCalm, func(*world, *invariantChecker) {}); len(vs) > 0 {
+		t.Fatalf("the interruption heard: %v, want no violation", vs)
+	}
+	var lost []Violation
+	for _, v := range runBroken(t, spotCalm, deaf) {
+		if v.Invariant == InvariantPodLost {
+			lost = append(lost, v)
+		}
+	}
+	if len(lost) == 0 || lost[0].At < 10*time.Minute || !strings.Contains(lost[0].Message, "2m0s after its interruption notice") {
+		t.Errorf("pod-lost violations %v, want the pods of the instance interrupted at 8m, at 10m", lost)
+	}
+}
+
+func TestAPodWhoseGraceOutlastsTheNoticeMayGoDownWithItsInstance(t *testing.T) {
+	patient := strings.Replace(spotCalm, "      containers:", "      terminationGracePeriodSeconds: 180\n      containers:", 1)
+	s, err := ReadScenario(strings.NewReader(patient))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newInvariantChecker(s)
+	rep, err := Run(t.Context(), s, Options{observer: &sabotage{check: c, break_: deaf}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Systems[0].PodsLost() == 0 {
+		t.Fatal("no pod went down with its instance: the test shows nothing")
+	}
+	for _, v := range c.violations {
+		if v.Invariant == InvariantPodLost {
+			t.Errorf("%s: a pod whose grace outlasts the notice cannot leave in time", v)
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -37,6 +39,7 @@ import (
 type kube struct {
 	client.Client
 	cluster *state.Cluster
+	clk     clock.PassiveClock
 	mirror  *mirror
 	tracker clienttesting.ObjectTracker
 	scheme  *runtime.Scheme
@@ -59,12 +62,12 @@ func (r *indexRecorder) IndexField(_ context.Context, obj client.Object, field s
 	return nil
 }
 
-func newKube(cluster *state.Cluster) (*kube, error) {
+func newKube(cluster *state.Cluster, clk clock.PassiveClock) (*kube, error) {
 	scheme, err := operator.Scheme()
 	if err != nil {
 		return nil, err
 	}
-	k := &kube{cluster: cluster, mirror: newMirror(), onWrite: func(client.Object, bool) {}}
+	k := &kube{cluster: cluster, clk: clk, mirror: newMirror(), onWrite: func(client.Object, bool) {}}
 	// The plain tracker: the default one manages fields, and builds a REST
 	// mapper on every write. The status subresource is kept here (see
 	// keepStatus and updateStatus), not by the fake client, whose emulation
@@ -121,6 +124,9 @@ func newKube(cluster *state.Cluster) (*kube, error) {
 			return k.updateStatus(ctx, c, obj)
 		},
 		SubResourceCreate: func(ctx context.Context, c client.Client, sub string, obj, subObj client.Object, opts ...client.SubResourceCreateOption) error {
+			if _, isPod := obj.(*corev1.Pod); isPod && sub == "eviction" {
+				return k.evict(ctx, c, obj)
+			}
 			return k.after(obj, c.SubResource(sub).Create(ctx, obj, subObj, opts...))
 		},
 	}).Build()
@@ -164,6 +170,7 @@ func (k *kube) applyMergePatch(obj client.Object, p client.Patch) error {
 var withStatus = map[reflect.Type]bool{
 	reflect.TypeFor[*v1alpha1.NodeClaim](): true, reflect.TypeFor[*v1alpha1.NodePool](): true,
 	reflect.TypeFor[*v1alpha1.NodeClass](): true, reflect.TypeFor[*corev1.Pod](): true, reflect.TypeFor[*corev1.Node](): true,
+	reflect.TypeFor[*policyv1.PodDisruptionBudget](): true,
 }
 
 // keepStatus gives an object about to be updated (or patched) outside its
@@ -191,6 +198,9 @@ func statusCopy(obj client.Object) reflect.Value {
 func (k *kube) updateStatus(ctx context.Context, c client.Writer, obj client.Object) error {
 	if pod, ok := obj.(*corev1.Pod); ok {
 		return k.updatePodStatus(pod)
+	}
+	if pdb, ok := obj.(*policyv1.PodDisruptionBudget); ok {
+		return k.updatePDBStatus(pdb)
 	}
 	current, ok := k.mirror.peekObject(obj)
 	if !ok || !withStatus[reflect.TypeOf(obj)] {
@@ -340,6 +350,12 @@ func (k *kube) feed(obj runtime.Object, gone bool) {
 			k.cluster.DeleteDaemonSet(o)
 		} else {
 			k.cluster.UpdateDaemonSet(o)
+		}
+	case *policyv1.PodDisruptionBudget:
+		if gone {
+			k.cluster.DeletePodDisruptionBudget(o)
+		} else {
+			k.cluster.UpdatePodDisruptionBudget(o)
 		}
 	}
 }

@@ -65,6 +65,8 @@ func (w *world) startDaemonSets(ctx context.Context, node *corev1.Node) error {
 			pod.Namespace = "default"
 		}
 		pod.Spec.NodeName = node.Name
+		priority, preemption := w.s.priorityOf(&pod.Spec)
+		pod.Spec.Priority, pod.Spec.PreemptionPolicy = &priority, preemption
 		pod.Status.Phase = corev1.PodRunning
 		pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name,
 			UID: types.UID("ds-" + ds.Name), Controller: ptr.To(true)}}
@@ -134,8 +136,9 @@ func resourceList(rl corev1.ResourceList) corev1.ResourceList {
 }
 
 // startPods is the kubelets' other part: a bound pod runs after its start-up
-// time; a Job's pod then finishes after its run time.
-func (w *world) startPods() {
+// time, reported Running and Ready; a Job's pod then finishes after its run
+// time.
+func (w *world) startPods() error {
 	now := w.clk.Now()
 	var still []*simPod
 	for _, sp := range w.starting {
@@ -144,6 +147,9 @@ func (w *world) startPods() {
 		case now.Before(sp.runningAt):
 			still = append(still, sp)
 		default:
+			if err := w.reportRunning(sp); err != nil {
+				return err
+			}
 			sp.running = true
 			w.out.podRunning(sp.tier, sp.runningAt.Sub(sp.created))
 			if sp.workload != nil && sp.workload.spec.Job != "" {
@@ -153,6 +159,24 @@ func (w *world) startPods() {
 		}
 	}
 	w.starting = still
+	return nil
+}
+
+// reportRunning writes the pod's status as its kubelet does once its
+// containers run: phase Running, started and Ready at its start-up time.
+func (w *world) reportRunning(sp *simPod) error {
+	at := metav1.NewTime(sp.runningAt)
+	status := *sp.pod.Status.DeepCopy()
+	status.Phase, status.StartTime = corev1.PodRunning, &at
+	for _, t := range []corev1.PodConditionType{corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+		status.Conditions = append(status.Conditions, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: at})
+	}
+	stored, err := w.kube.writePodStatus(client.ObjectKeyFromObject(sp.pod), "", status)
+	if err != nil {
+		return fmt.Errorf("reporting pod %s running: %w", sp.key, err)
+	}
+	sp.pod = stored
+	return nil
 }
 
 // reapInstances is the cloud controller manager's part: the Node of an
@@ -178,6 +202,7 @@ func (w *world) reapInstances(ctx context.Context) error {
 		for _, sp := range w.sortedPods() {
 			if sp.node == in.node {
 				w.out.podLost(in.id)
+				w.observeLost(sp, in.id)
 				if err := w.deletePod(ctx, sp); err != nil {
 					return err
 				}

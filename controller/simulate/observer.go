@@ -12,6 +12,8 @@ type observer interface {
 	published(w *world, evs []provisioning.Event)
 	// end runs once the run is over, after the world's final accounting.
 	end(w *world)
+	// lost hears of a pod still on an instance when the instance terminated.
+	lost(w *world, sp *simPod, instance string)
 }
 
 func (w *world) observeInstant() {
@@ -29,5 +31,11 @@ func (w *world) observePublished(evs []provisioning.Event) {
 func (w *world) observeEnd() {
 	if w.observer != nil {
 		w.observer.end(w)
+	}
+}
+
+func (w *world) observeLost(sp *simPod, instance string) {
+	if w.observer != nil {
+		w.observer.lost(w, sp, instance)
 	}
 }

@@ -82,6 +82,16 @@ func (r *systemResult) podLost(instance string) {
 	}
 }
 
+// noticeOf is when the instance's interruption notice came, if it had one.
+func (r *systemResult) noticeOf(instance string) (time.Time, bool) {
+	for _, in := range r.interruptions {
+		if in.Instance.Name == instance {
+			return in.Notice, true
+		}
+	}
+	return time.Time{}, false
+}
+
 func offer(instanceType, zone, capacityType string) report.Offering {
 	return report.Offering{InstanceType: instanceType, Zone: zone, CapacityType: capacityType}
 }

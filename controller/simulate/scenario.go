@@ -15,6 +15,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -29,8 +31,9 @@ const (
 )
 
 // Scenario is one file: the timeline document plus the Kubernetes objects it
-// replays (the NodePools and NodeClasses the Terraform provider writes, and the
-// workloads as Deployments, Jobs and DaemonSets).
+// replays (the NodePools and NodeClasses the Terraform provider writes, the
+// workloads as Deployments, Jobs and DaemonSets, and their
+// PodDisruptionBudgets and PriorityClasses).
 type Scenario struct {
 	Name string
 	Spec ScenarioSpec
@@ -40,6 +43,11 @@ type Scenario struct {
 	Deployments []*appsv1.Deployment
 	Jobs        []*batchv1.Job
 	DaemonSets  []*appsv1.DaemonSet
+	// PodDisruptionBudgets guard the workloads' pods: the simulated API
+	// server refuses the evictions they forbid (pdb.go).
+	PodDisruptionBudgets []*policyv1.PodDisruptionBudget
+	// PriorityClasses give the pods that name them their priority.
+	PriorityClasses []*schedulingv1.PriorityClass
 
 	// Warnings are what converting Karpenter's NodePools and EC2NodeClasses
 	// could not carry over, each on its line.
@@ -256,6 +264,10 @@ func (s *Scenario) validateObjects() []error {
 	for _, ds := range s.DaemonSets {
 		check(ds, manifest.ValidatePodSpec(template, &ds.Spec.Template.Spec))
 	}
+	for _, pdb := range s.PodDisruptionBudgets {
+		check(pdb, validatePDB(pdb))
+	}
+	s.validatePriorities(check)
 	return errs
 }
 

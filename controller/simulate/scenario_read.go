@@ -57,6 +57,9 @@ var scenarioKinds = map[string]struct {
 	"Deployment": {"apps/v1", true},
 	"Job":        {"batch/v1", true},
 	"DaemonSet":  {"apps/v1", true},
+	// PodDisruptionBudgets and PriorityClasses (scenario_policy.go).
+	"PodDisruptionBudget": {"policy/v1", true},
+	"PriorityClass":       {"scheduling.k8s.io/v1", false},
 }
 
 // add checks one object's kind, apiVersion, name and namespace, and decodes it.
@@ -67,7 +70,7 @@ func (s *Scenario) add(m *manifest.Object, seen map[string]int) error {
 	k, ok := scenarioKinds[m.Kind]
 	switch {
 	case !ok:
-		return m.Errorf("kind", "kind %q is not part of a scenario; use Scenario, NodePool, NodeClass, Deployment, Job or DaemonSet (or Karpenter's NodePool and EC2NodeClass)", m.Kind)
+		return m.Errorf("kind", "kind %q is not part of a scenario; use Scenario, NodePool, NodeClass, Deployment, Job, DaemonSet, PodDisruptionBudget or PriorityClass (or Karpenter's NodePool and EC2NodeClass)", m.Kind)
 	case m.APIVersion != k.apiVersion:
 		return m.Errorf("apiVersion", "%q is not the apiVersion of %s: use %s", m.APIVersion, m.Kind, k.apiVersion)
 	case m.Kind == ScenarioKind && s.doc != nil:
@@ -129,6 +132,10 @@ func (s *Scenario) decode(m *manifest.Object) error {
 		obj, err = decodeAppend(m, &s.Jobs)
 	case "DaemonSet":
 		obj, err = decodeAppend(m, &s.DaemonSets)
+	case "PodDisruptionBudget":
+		obj, err = decodeAppend(m, &s.PodDisruptionBudgets)
+	case "PriorityClass":
+		obj, err = decodeAppend(m, &s.PriorityClasses)
 	}
 	if err != nil {
 		return err

@@ -65,7 +65,12 @@ func (w *world) stepOnce(ctx context.Context, sys system) error {
 			return err
 		}
 	}
-	w.startPods()
+	if err := w.startPods(); err != nil {
+		return err
+	}
+	if err := w.syncPDBs(ctx); err != nil {
+		return err
+	}
 	if err := w.schedulePods(ctx); err != nil {
 		return err
 	}

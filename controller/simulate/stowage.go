@@ -43,6 +43,7 @@ const (
 	terminationCtl
 	nodeTerminationCtl
 	interruptionCtl
+	interruptionClaimCtl
 	driftCtl
 	expirationCtl
 )
@@ -93,14 +94,16 @@ func newStowageSystem(w *world) *stowageSystem {
 		provisioning.WithCreateConcurrency(1), provisioning.WithSolveOptions(solve))
 	term := termination.New(w.clk, w.kube, sys.cloud, termination.Options{Recorder: recorder, Homes: disruption.NewHomes(w.clk, w.cluster, sys.cloud, solve)})
 	expiry := expiration.New(w.clk, w.kube, expiration.Options{Recorder: recorder})
+	interrupts := interruption.New(w.clk, w.kube, aws, interruption.Options{Recorder: recorder})
 	sys.expiry = expiry.Alarms()
 	sys.reconcilers = map[reconciler]reconcile.Reconciler{
-		lifecycleCtl:       lifecycle.New(w.clk, w.kube, sys.cloud, lifecycle.Options{Recorder: recorder}),
-		terminationCtl:     term,
-		nodeTerminationCtl: term.NodeReconciler(),
-		interruptionCtl:    interruption.New(w.clk, w.kube, aws, interruption.Options{Recorder: recorder}),
-		driftCtl:           drift.New(w.clk, w.kube, sys.cloud, drift.Options{Recorder: recorder}),
-		expirationCtl:      expiry,
+		lifecycleCtl:         lifecycle.New(w.clk, w.kube, sys.cloud, lifecycle.Options{Recorder: recorder}),
+		terminationCtl:       term,
+		nodeTerminationCtl:   term.NodeReconciler(),
+		interruptionCtl:      interrupts,
+		interruptionClaimCtl: interrupts.ClaimReconciler(),
+		driftCtl:             drift.New(w.clk, w.kube, sys.cloud, drift.Options{Recorder: recorder}),
+		expirationCtl:        expiry,
 	}
 	sys.lambda = newInterruptionLambda(w, func(node string) { sys.due[dueKey{interruptionCtl, node}] = w.clk.Now() })
 	sys.gc = garbagecollection.New(w.clk, w.kube, sys.cloud, garbagecollection.Options{Recorder: recorder})
@@ -133,6 +136,9 @@ func (sys *stowageSystem) wake(obj client.Object) {
 		}
 		if o.DeletionTimestamp != nil {
 			sys.due[dueKey{terminationCtl, o.Name}] = now
+		}
+		if o.Annotations[v1alpha1.AnnotationInterruptionKind] != "" {
+			sys.due[dueKey{interruptionClaimCtl, o.Name}] = now
 		}
 	case *corev1.Node:
 		if name, ok := sys.cloud.claims[o.Spec.ProviderID]; ok {

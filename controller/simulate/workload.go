@@ -156,6 +156,8 @@ func (w *world) createPod(ctx context.Context, ws *workloadState) error {
 	pod.OwnerReferences = []metav1.OwnerReference{ws.owner()}
 	pod.CreationTimestamp = metav1.NewTime(w.clk.Now())
 	pod.Status.Phase = corev1.PodPending
+	priority, preemption := w.s.priorityOf(&pod.Spec)
+	pod.Spec.Priority, pod.Spec.PreemptionPolicy = &priority, preemption
 	if pod.Spec.SchedulerName == "" {
 		pod.Spec.SchedulerName = corev1.DefaultSchedulerName
 	}

@@ -69,8 +69,9 @@ type world struct {
 	// manager watches until they are gone
 	terminating map[string]bool
 	// dirty says the cluster changed (a node came or changed, a pod went), so
-	// kube-scheduler retries every pending pod; newPods that new pods wait.
-	dirty, newPods bool
+	// kube-scheduler retries every pending pod; newPods that new pods wait;
+	// podsChanged that a pod was written since the PDBs' statuses were.
+	dirty, newPods, podsChanged bool
 
 	out *systemResult
 	// observer watches the run (observer.go); nil for none.
@@ -117,7 +118,7 @@ func newWorld(s *Scenario, seed int64, name string) (*world, error) {
 		return nil, err
 	}
 	cluster := state.NewCluster(clk)
-	k, err := newKube(cluster)
+	k, err := newKube(cluster, clk)
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +161,12 @@ func (w *world) initialObjects() []client.Object {
 	}
 	for _, ds := range w.s.DaemonSets {
 		out = append(out, ds.DeepCopy())
+	}
+	for _, pc := range w.s.PriorityClasses {
+		out = append(out, pc.DeepCopy())
+	}
+	for _, pdb := range w.s.PodDisruptionBudgets {
+		out = append(out, pdb.DeepCopy())
 	}
 	return out
 }
@@ -228,6 +235,9 @@ func (w *world) observe(obj client.Object, gone bool) {
 		w.dirty = true // kube-scheduler retries on node events
 	}
 	pod, ok := obj.(*corev1.Pod)
+	if ok {
+		w.podsChanged = true
+	}
 	if !ok || (!gone && pod.DeletionTimestamp == nil) {
 		return
 	}

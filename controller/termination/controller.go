@@ -5,9 +5,11 @@
 // through the Eviction API (so PodDisruptionBudgets hold), terminates the
 // instance until the cloud says it is gone, deletes the Node, and only then
 // lets both objects go. The wait ends at the drain-by time at the latest: the
-// deletion plus ReplacementWait, the Node's interruption deadline, or the end
-// of the claim's terminationGracePeriod, each less the pods' longest
-// termination grace period.
+// deletion plus ReplacementWait, the interruption deadline marked on the Node
+// or its claim less a 10 s margin, or the end of the claim's
+// terminationGracePeriod, each less the pods' longest termination grace
+// period. At the interruption's drain-by time the pods a PDB or do-not-disrupt
+// holds are deleted: the instance goes at its deadline regardless.
 //
 // Pods annotated do-not-disrupt, and pods a PDB protects, are waited for
 // until the claim's terminationGracePeriod (counted from its deletion) runs

@@ -53,7 +53,10 @@ func (t *terminator) drain(ctx context.Context, j job) (time.Duration, error) {
 		return t.opts.DrainPollInterval, nil
 	}
 	if j.deadline != nil && !t.clk.Now().Before(*j.deadline) {
-		return t.opts.DrainPollInterval, t.deleteAll(ctx, j, filter(waiting, notTerminating))
+		return t.opts.DrainPollInterval, t.deleteAll(ctx, j, filter(waiting, notTerminating), gracePeriodOver)
+	}
+	if at := interruptedBy(j, waiting); at != nil && !t.clk.Now().Before(*at) {
+		return t.opts.DrainPollInterval, t.leaveBeforeTheInstance(ctx, j, filter(waiting, notTerminating))
 	}
 	refused, err := t.evictAll(ctx, j, toEvict(waiting, t.clk.Now()))
 	if err != nil {
@@ -149,9 +152,10 @@ func (t *terminator) evict(ctx context.Context, pod *corev1.Pod) (bool, error) {
 	return false, fmt.Errorf("evicting pod %s/%s: %w", pod.Namespace, pod.Name, err)
 }
 
-// deleteAll deletes the pods outright once the termination grace period is
-// over, past PDBs and do-not-disrupt annotations.
-func (t *terminator) deleteAll(ctx context.Context, j job, pods []*corev1.Pod) error {
+// deleteAll deletes the pods outright, past PDBs and do-not-disrupt
+// annotations, for the reason f: the termination grace period is over, or
+// the instance's interruption is near.
+func (t *terminator) deleteAll(ctx context.Context, j job, pods []*corev1.Pod, f forced) error {
 	for _, pod := range pods {
 		if t.moved.has(j.key, pod.UID) {
 			continue
@@ -161,15 +165,26 @@ func (t *terminator) deleteAll(ctx context.Context, j job, pods []*corev1.Pod) e
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("deleting pod %s/%s at the end of the termination grace period: %w", pod.Namespace, pod.Name, err)
+			return fmt.Errorf("deleting pod %s/%s (%s): %w", pod.Namespace, pod.Name, f.reason, err)
 		}
 		t.moved.add(j.key, pod.UID)
 		Evictions.WithLabelValues(OutcomeDeleted).Inc()
-		t.log.Info("deleted pod: termination grace period is over", "node", j.node.Name, "nodeclaim", j.claim.Name,
+		t.log.Info("deleted pod: node's "+f.why, "node", j.node.Name, "nodeclaim", j.claim.Name,
 			"pod", pod.Namespace+"/"+pod.Name)
-		stowevents.Publish(t.recorder, podDeletedEvent(pod, j.node))
+		stowevents.Publish(t.recorder, podDeletedEvent(pod, j.node, f))
 	}
 	return nil
+}
+
+// leaveBeforeTheInstance evicts the pods of an interrupted node, and
+// deletes those whose eviction a PDB refuses and those annotated
+// do-not-disrupt: the instance goes at the deadline whatever they say, and a
+// pod deleted now still gets its grace period.
+func (t *terminator) leaveBeforeTheInstance(ctx context.Context, j job, pods []*corev1.Pod) error {
+	if _, err := t.evictAll(ctx, j, pods); err != nil {
+		return err
+	}
+	return t.deleteAll(ctx, j, pods, interruptionArrives)
 }
 
 // announce reports, once when the drain starts, how many pods it waits for

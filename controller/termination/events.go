@@ -39,9 +39,18 @@ func evictionRefusedEvent(pod *corev1.Pod, err error) Event {
 		Note: "Eviction refused, retrying: " + err.Error()}
 }
 
-func podDeletedEvent(pod *corev1.Pod, node *corev1.Node) Event {
-	return Event{Regarding: pod, Type: corev1.EventTypeWarning, Reason: "TerminationGracePeriodOver", Action: "Delete",
-		Note: "Deleted: node " + node.Name + "'s termination grace period is over"}
+// forced says why a drain deletes pods past PDBs and do-not-disrupt: the
+// reason of its events and the end of their note and log line.
+type forced struct{ reason, why string }
+
+var (
+	gracePeriodOver     = forced{"TerminationGracePeriodOver", "termination grace period is over"}
+	interruptionArrives = forced{"InterruptionDeadline", "instance is interrupted, and the pod must be gone by the deadline"}
+)
+
+func podDeletedEvent(pod *corev1.Pod, node *corev1.Node, f forced) Event {
+	return Event{Regarding: pod, Type: corev1.EventTypeWarning, Reason: f.reason, Action: "Delete",
+		Note: "Deleted: node " + node.Name + "'s " + f.why}
 }
 
 func terminatedEvent(claim *v1alpha1.NodeClaim) Event {

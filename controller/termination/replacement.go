@@ -50,10 +50,9 @@ func (t *terminator) awaitReplacement(ctx context.Context, j job, waiting []*cor
 
 // drainBy is the latest a drain may start: its deletion (or, if later on the
 // API server's clock than on the controllers', when the drain first waited)
-// plus the replacement wait, and, when they are earlier, the interruption deadline the Node is
-// marked with and the end of the claim's terminationGracePeriod, each less
-// the longest termination grace period of the pods to move, so that they
-// still shut down cleanly in time.
+// plus the replacement wait, and, when they are earlier, the interruption
+// deadline less the pods' longest grace and evictionMargin (interruptedBy),
+// and the end of the claim's terminationGracePeriod less that grace.
 func drainBy(j job, waiting []*corev1.Pod, wait time.Duration, since time.Time) time.Time {
 	deleted := since
 	switch {
@@ -64,15 +63,38 @@ func drainBy(j job, waiting []*corev1.Pod, wait time.Duration, since time.Time) 
 	}
 	by := deleted.Add(wait)
 	grace := longestGrace(waiting)
-	if raw := j.node.Annotations[v1alpha1.AnnotationInterruptionDeadline]; raw != "" {
-		if deadline, err := time.Parse(time.RFC3339, raw); err == nil && deadline.Add(-grace).Before(by) {
-			by = deadline.Add(-grace)
-		}
+	if at := interruptedBy(j, waiting); at != nil && at.Before(by) {
+		by = *at
 	}
 	if j.deadline != nil && j.deadline.Add(-grace).Before(by) {
 		by = j.deadline.Add(-grace)
 	}
 	return by
+}
+
+// evictionMargin is what an interrupted node's drain keeps before the
+// deadline for the eviction calls and the kubelet, beyond its pods' grace.
+const evictionMargin = 10 * time.Second
+
+// interruptedBy is when the pods of an interrupted node must be evicted at
+// the latest, so that each is gone, its grace honoured, before the instance
+// is: the earliest interruption deadline marked on the Node or on its claim
+// (marked while the instance had no Node yet), less the pods' longest grace
+// and evictionMargin. Nil without a deadline.
+func interruptedBy(j job, waiting []*corev1.Pod) *time.Time {
+	var out *time.Time
+	for _, obj := range []metav1.Object{j.node, j.claim} {
+		raw := obj.GetAnnotations()[v1alpha1.AnnotationInterruptionDeadline]
+		deadline, err := time.Parse(time.RFC3339, raw)
+		if raw == "" || err != nil {
+			continue
+		}
+		at := deadline.Add(-longestGrace(waiting) - evictionMargin)
+		if out == nil || at.Before(*out) {
+			out = &at
+		}
+	}
+	return out
 }
 
 // waitingSince is when the drain of the job first waited, on the controllers'

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/nodeclaimtest"
+	"github.com/stowage-dev/stowage/controller/termination"
 )
 
 // homes is a termination.Homes whose answer the test sets; it counts the
@@ -57,7 +58,8 @@ func TestTheDrainWaitsForThePodsReplacement(t *testing.T) {
 }
 
 // A node marked with an interruption deadline is drained by the deadline less
-// its pods' termination grace (30s by default), replacement Ready or not.
+// its pods' termination grace (30s by default) less a 10s margin, replacement
+// Ready or not.
 func TestTheDrainStartsByTheDeadlineLessThePodsGrace(t *testing.T) {
 	h := &homes{}
 	e := startWith(t, h)
@@ -73,11 +75,43 @@ func TestTheDrainStartsByTheDeadlineLessThePodsGrace(t *testing.T) {
 
 	e.Delete(claim)
 	e.Eventually(settle, tainted(e, node))
-	e.Clock.Step(88 * time.Second) // the deadline is whole seconds: 2m less up to 1s, less 30s, is at least 1m29s
+	e.Clock.Step(78 * time.Second) // the deadline is whole seconds: 2m less up to 1s, less 30s and 10s, is at least 1m19s
 	h.askedAgain(e, 3)
 	notTerminating(t, e, web)
 	e.Clock.Step(2 * time.Second)
 	e.Eventually(settle, func() error { return e.Gone(web) })
+	finished(e, claim, node, claim.Status.ProviderID)
+}
+
+// A claim the Lambda marked while its instance had no Node gives the drain
+// its deadline as well: a pod bound to the Node that registered later is
+// evicted by the deadline less its grace and the margin; one a PDB protects
+// is then deleted, as the instance goes at the deadline whatever the PDB says.
+func TestAClaimsInterruptionDeadlineDrainsPastPDBs(t *testing.T) {
+	h := &homes{}
+	e := startWith(t, h)
+	pool := e.NodePool(nil)
+	e.Create(pool)
+	claim, node := registered(t, e, pool)
+	e.Update(claim, func() {
+		claim.Annotations = map[string]string{v1alpha1.AnnotationInterruptionKind: v1alpha1.InterruptionKindSpotInterruption,
+			v1alpha1.AnnotationInterruptionDeadline: e.Clock.Now().Add(2 * time.Minute).UTC().Format(time.RFC3339)}
+	})
+	ns := e.Namespace()
+	web, batch := e.Pod(ns, "web", node.Name), e.Pod(ns, "batch", node.Name)
+	running(e, web, batch)
+	blockingPDB(e, ns, "web")
+	deleted := nodeclaimtest.CounterValue(t, termination.Evictions.WithLabelValues(termination.OutcomeDeleted))
+
+	e.Delete(claim)
+	e.Eventually(settle, tainted(e, node))
+	e.Clock.Step(78 * time.Second)
+	h.askedAgain(e, 3)
+	notTerminating(t, e, web, batch)
+	e.Clock.Step(2 * time.Second)
+	e.Eventually(settle, func() error { return e.Gone(batch) })
+	e.Eventually(settle, func() error { return e.Gone(web) })
+	e.ExpectCounter("evictions_total{outcome=deleted}", termination.Evictions.WithLabelValues(termination.OutcomeDeleted), deleted, 1)
 	finished(e, claim, node, claim.Status.ProviderID)
 }
 

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/interruption"
@@ -183,6 +184,49 @@ func TestAStaleIndexNeverSwallowsAnInterruption(t *testing.T) {
 	}
 	if m := e.emf()[v1alpha1.InterruptionKindSpotInterruption]; m[handler.MetricIgnored] != 1 {
 		t.Errorf("spot metrics %v: the instance without a Node should be ignored once", m)
+	}
+}
+
+// TestAnInstanceStillBootingHasItsNodeClaimMarked: a spot warning for an
+// instance with no Node yet marks its NodeClaim (annotations, no taint),
+// counted as marked; the same event again changes nothing; a claim being
+// deleted is not marked.
+func TestAnInstanceStillBootingHasItsNodeClaimMarked(t *testing.T) {
+	e := newEnv(t, handler.Config{})
+	ctx := context.Background()
+	booting := claimFor("i-0b662ef9931388ba0")
+	going := claimFor("i-abcd1111")
+	going.Finalizers = []string{"test"}
+	for _, c := range []*v1alpha1.NodeClaim{booting, going} {
+		if err := e.kube.Create(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.kube.Delete(ctx, going); err != nil {
+		t.Fatal(err)
+	}
+	body := sample(t, "spot-interruption-terminate.json")
+	for range 2 {
+		if resp := e.h.HandleSQS(ctx, batch(body, sample(t, "state-change-stopping.json"))); len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("failures %v", resp.BatchItemFailures)
+		}
+	}
+	got := &v1alpha1.NodeClaim{}
+	if err := e.kube.Get(ctx, client.ObjectKeyFromObject(booting), got); err != nil {
+		t.Fatal(err)
+	}
+	m, ok := interruption.Marks(got)
+	if !ok || m.Kind != v1alpha1.InterruptionKindSpotInterruption || m.Deadline.IsZero() {
+		t.Errorf("the booting instance's claim has mark %+v, %v; want a spot interruption with its deadline", m, ok)
+	}
+	if n := e.writes(booting.Name); n != 1 {
+		t.Errorf("the claim was written %d times, want once", n)
+	}
+	if n := e.writes(going.Name); n != 0 {
+		t.Errorf("the claim being deleted was written %d times, want none", n)
+	}
+	if m := e.emf()[v1alpha1.InterruptionKindSpotInterruption]; m[handler.MetricMarked] != 1 || m[handler.MetricIgnored] != 1 {
+		t.Errorf("spot metrics %v: want the first delivery marked and the second ignored", m)
 	}
 }
 

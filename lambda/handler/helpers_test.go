@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/lambda/handler"
 	"github.com/stowage-dev/stowage/lambda/marker"
 	"github.com/stowage-dev/stowage/lambda/messages/registry"
@@ -75,6 +76,9 @@ func scheme(t *testing.T) *runtime.Scheme {
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
 	return s
 }
 
@@ -120,6 +124,12 @@ func nodeFor(instanceID string) *corev1.Node {
 		ObjectMeta: metav1.ObjectMeta{Name: "node-" + instanceID, Labels: map[string]string{}},
 		Spec:       corev1.NodeSpec{ProviderID: "aws:///us-east-1a/" + instanceID},
 	}
+}
+
+// claimFor is a launched NodeClaim of the instance, named after it.
+func claimFor(instanceID string) *v1alpha1.NodeClaim {
+	return &v1alpha1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "claim-" + instanceID},
+		Status: v1alpha1.NodeClaimStatus{ProviderID: "aws:///us-east-1a/" + instanceID}}
 }
 
 func sample(t *testing.T, name string) []byte {

@@ -22,6 +22,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/stowage-dev/stowage/controller/apis/crds"
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	lambdarbac "github.com/stowage-dev/stowage/controller/deploy/lambda"
 	"github.com/stowage-dev/stowage/controller/interruption"
 	"github.com/stowage-dev/stowage/internal/awsemu"
@@ -47,7 +51,8 @@ var lambdaCredential = awsemu.Credential{AccessKeyID: "ASIALAMBDATEST", SecretAc
 // verifies against the emulator's STS and maps to the group bound to
 // controller/deploy/lambda's ClusterRole. Every sample in testdata is
 // handled, and no request may be forbidden; the identity can do nothing
-// else.
+// else. One instance has a NodeClaim and no Node, as one still booting: its
+// claim is marked instead.
 func TestHandlerAsTheLambdaIdentity(t *testing.T) {
 	rc, admin := lambdaCluster(t)
 	ctx := context.Background()
@@ -59,6 +64,7 @@ func TestHandlerAsTheLambdaIdentity(t *testing.T) {
 	var logs bytes.Buffer
 	h := handler.New(registry.New(), marker.New(kube), clock.RealClock{}, handler.Config{Rebalance: handler.RebalanceMark},
 		handler.Options{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, JSONFormat: true})})
+	claim := bootingClaim(t, admin, booting)
 	files, _ := filepath.Glob(filepath.Join(testdata, "*.json"))
 	var bodies [][]byte
 	wantFailed, wantMarked := 0, map[string]bool{}
@@ -74,6 +80,9 @@ func TestHandlerAsTheLambdaIdentity(t *testing.T) {
 			wantFailed++
 		}
 		for _, id := range msg.InstanceIDs {
+			if id == booting {
+				continue
+			}
 			if err := admin.Create(ctx, nodeFor(id)); err != nil && !apierrors.IsAlreadyExists(err) {
 				t.Fatal(err)
 			}
@@ -98,12 +107,38 @@ func TestHandlerAsTheLambdaIdentity(t *testing.T) {
 			t.Errorf("node %s is not marked", name)
 		}
 	}
+	if err := admin.Get(ctx, client.ObjectKeyFromObject(claim), claim); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := interruption.Marks(claim); !ok {
+		t.Errorf("nodeclaim %s of the instance without a Node is not marked", claim.Name)
+	}
 	if strings.Contains(strings.ToLower(logs.String()), "forbidden") {
 		t.Errorf("a request was forbidden:\n%s", logs.String())
 	}
 	if err := kube.List(ctx, &corev1.PodList{}); !apierrors.IsForbidden(err) {
 		t.Errorf("listing pods as the Lambda: %v, want forbidden", err)
 	}
+}
+
+// booting is the instance of the samples that has no Node, only a NodeClaim.
+const booting = "i-0b662ef9931388ba0"
+
+// bootingClaim creates a launched NodeClaim of the instance.
+func bootingClaim(t *testing.T, admin client.Client, instanceID string) *v1alpha1.NodeClaim {
+	t.Helper()
+	claim := &v1alpha1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "booting"}, Spec: v1alpha1.NodeClaimSpec{
+		NodeClassRef: &v1alpha1.NodeClassReference{Group: v1alpha1.Group, Kind: v1alpha1.DefaultNodeClassKind, Name: "default"},
+		Requirements: []v1alpha1.NodeSelectorRequirementWithMinValues{{Key: v1alpha1.LabelCapacityType,
+			Operator: v1alpha1.OperatorIn, Values: []string{v1alpha1.CapacityTypeSpot}}}}}
+	if err := admin.Create(context.Background(), claim); err != nil {
+		t.Fatal(err)
+	}
+	claim.Status.ProviderID = "aws:///us-east-1a/" + instanceID
+	if err := admin.Status().Update(context.Background(), claim); err != nil {
+		t.Fatal(err)
+	}
+	return claim
 }
 
 // lambdaCluster starts kube-apiserver with the token webhook over the
@@ -128,6 +163,13 @@ func lambdaCluster(t *testing.T) (*rest.Config, client.Client) {
 	admin, err := client.New(cp.Config, client.Options{Scheme: scheme(t)})
 	if err != nil {
 		t.Fatal(err)
+	}
+	defs, err := crds.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := envtest.InstallCRDs(cp.Config, envtest.CRDInstallOptions{CRDs: defs}); err != nil {
+		t.Fatalf("installing the CRDs: %v", err)
 	}
 	objs, err := lambdarbac.Manifests()
 	if err != nil {

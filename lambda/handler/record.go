@@ -84,9 +84,14 @@ func (h *Handler) mark(ctx context.Context, log hclog.Logger, msg messages.Messa
 			log.Error("marking failed", "instance_id", id, "node", node, "error", err.Error())
 			return outcome{kind: msg.Kind, result: resultFailed, err: err}
 		}
-		if res == marker.Marked {
+		switch res {
+		case marker.Marked:
 			out.result = resultMarked
 			log.Info("node marked", "instance_id", id, "node", node)
+			continue
+		case marker.ClaimMarked:
+			out.result = resultMarked
+			log.Info("nodeclaim marked: the instance has no node yet", "instance_id", id, "nodeclaim", node)
 			continue
 		}
 		log.Info("node left as it was", "instance_id", id, "node", node, "reason", res.String())

@@ -8,6 +8,10 @@
 // container. The index is only a guess: every hit is read live and checked,
 // and a miss lists the Nodes again before the instance is declared to have
 // no Node, so that a stale index never swallows a real interruption.
+//
+// An instance with no Node may still be booting: its NodeClaim (found by
+// status.providerID) is marked instead, with interruption.MarkClaim, so that
+// the controller replaces it before its Node registers and takes pods.
 package marker
 
 import (
@@ -21,6 +25,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/interruption"
 )
 
@@ -34,13 +39,16 @@ const (
 	// Unchanged: the Node already carried the mark, or a stronger one (a
 	// redelivered event, a rebalance recommendation after a spot warning).
 	Unchanged
-	// NoNode: no Node has the instance's provider id; it has not
-	// registered, or it has already gone.
+	// NoNode: neither a Node nor a NodeClaim not being deleted has the
+	// instance's provider id; it has gone, or is not Stowage's.
 	NoNode
+	// ClaimMarked: the instance has no Node yet (it boots); its NodeClaim
+	// changed.
+	ClaimMarked
 )
 
 func (r Result) String() string {
-	return [...]string{"marked", "unchanged", "no node"}[r]
+	return [...]string{"marked", "unchanged", "no node", "nodeclaim marked"}[r]
 }
 
 // listPage bounds each page of the Node list.
@@ -57,8 +65,9 @@ type Marker struct {
 	batch, listedIn uint64
 }
 
-// New returns a Marker reading and writing Nodes through kube, which needs
-// get, list and update on Nodes and nothing else.
+// New returns a Marker reading and writing Nodes and NodeClaims through
+// kube, which needs get, list and update on Nodes, list and update on
+// NodeClaims, and nothing else.
 func New(kube client.Client) *Marker {
 	return &Marker{kube: kube, byInstance: map[string]string{}, batch: 1}
 }
@@ -72,13 +81,17 @@ func (m *Marker) NewBatch() {
 	m.batch++
 }
 
-// Mark marks the Node of the instance and returns what came of it and the
-// Node's name. Errors are the API server's (a transient failure: the event
-// should be delivered again).
+// Mark marks the Node of the instance, or its NodeClaim when it has no Node
+// yet, and returns what came of it and the Node's (or claim's) name. Errors
+// are the API server's (a transient failure: the event should be delivered
+// again).
 func (m *Marker) Mark(ctx context.Context, instanceID string, mark interruption.Mark) (Result, string, error) {
 	node, err := m.find(ctx, instanceID)
-	if err != nil || node == nil {
+	if err != nil {
 		return NoNode, "", err
+	}
+	if node == nil {
+		return m.markClaim(ctx, instanceID, mark)
 	}
 	name, result := node.Name, Unchanged
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -107,6 +120,58 @@ func (m *Marker) Mark(ctx context.Context, instanceID string, mark interruption.
 		return 0, name, fmt.Errorf("marking node %s of instance %s: %w", name, instanceID, err)
 	}
 	return result, name, nil
+}
+
+// markClaim marks the NodeClaim of an instance that has no Node, listed
+// again after a conflict.
+func (m *Marker) markClaim(ctx context.Context, instanceID string, mark interruption.Mark) (Result, string, error) {
+	result, name := NoNode, ""
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		claim, err := m.claimOf(ctx, instanceID)
+		if err != nil || claim == nil {
+			result = NoNode
+			return err
+		}
+		name = claim.Name
+		if !interruption.MarkClaim(claim, mark) {
+			result = Unchanged
+			return nil
+		}
+		if err := m.kube.Update(ctx, claim); err != nil {
+			return err
+		}
+		result = ClaimMarked
+		return nil
+	})
+	switch {
+	case apierrors.IsNotFound(err):
+		return NoNode, name, nil
+	case err != nil:
+		return 0, name, fmt.Errorf("marking nodeclaim %s of instance %s: %w", name, instanceID, err)
+	}
+	return result, name, nil
+}
+
+// claimOf lists the NodeClaims and returns the one, not being deleted, whose
+// provider id names the instance; nil when none does.
+func (m *Marker) claimOf(ctx context.Context, instanceID string) (*v1alpha1.NodeClaim, error) {
+	opts := []client.ListOption{client.Limit(listPage)}
+	for {
+		list := &v1alpha1.NodeClaimList{}
+		if err := m.kube.List(ctx, list, opts...); err != nil {
+			return nil, fmt.Errorf("listing nodeclaims: %w", err)
+		}
+		for i := range list.Items {
+			claim := &list.Items[i]
+			if claim.DeletionTimestamp.IsZero() && InstanceID(claim.Status.ProviderID) == instanceID {
+				return claim, nil
+			}
+		}
+		if list.Continue == "" {
+			return nil, nil
+		}
+		opts = []client.ListOption{client.Limit(listPage), client.Continue(list.Continue)}
+	}
 }
 
 // find returns the Node of the instance, read live, or nil when there is

@@ -11,7 +11,8 @@ import (
 )
 
 // TestLambdaRoleIsExactlyTheDocumentedOne: get, list and update on Nodes,
-// bound to the Lambda's group, and not among the controller's manifests.
+// list and update on NodeClaims, bound to the Lambda's group, and not among
+// the controller's manifests.
 func TestLambdaRoleIsExactlyTheDocumentedOne(t *testing.T) {
 	objs, err := lambda.Manifests()
 	if err != nil {
@@ -32,10 +33,11 @@ func TestLambdaRoleIsExactlyTheDocumentedOne(t *testing.T) {
 	if role == nil || binding == nil {
 		t.Fatalf("want a ClusterRole and a ClusterRoleBinding, got %d objects", len(objs))
 	}
-	want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "update"}}}
-	if role.Name != lambda.ClusterRole || len(role.Rules) != 1 || !slices.Equal(role.Rules[0].Verbs, want[0].Verbs) ||
-		!slices.Equal(role.Rules[0].Resources, want[0].Resources) || !slices.Equal(role.Rules[0].APIGroups, want[0].APIGroups) ||
-		len(role.Rules[0].ResourceNames)+len(role.Rules[0].NonResourceURLs) > 0 {
+	want := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "update"}},
+		{APIGroups: []string{"stowage.dev"}, Resources: []string{"nodeclaims"}, Verbs: []string{"list", "update"}},
+	}
+	if role.Name != lambda.ClusterRole || !slices.EqualFunc(role.Rules, want, sameRule) {
 		t.Errorf("ClusterRole %s rules %+v, want exactly %+v", role.Name, role.Rules, want)
 	}
 	if binding.RoleRef.Name != lambda.ClusterRole || len(binding.Subjects) != 1 ||
@@ -51,4 +53,9 @@ func TestLambdaRoleIsExactlyTheDocumentedOne(t *testing.T) {
 			t.Errorf("%s is among the controller's manifests (%s)", lambda.ClusterRole, m.File)
 		}
 	}
+}
+
+func sameRule(a, b rbacv1.PolicyRule) bool {
+	return slices.Equal(a.Verbs, b.Verbs) && slices.Equal(a.Resources, b.Resources) && slices.Equal(a.APIGroups, b.APIGroups) &&
+		len(a.ResourceNames)+len(a.NonResourceURLs) == 0
 }

@@ -61,7 +61,7 @@ func (g *gen) interruptions() {
 	}
 	ix := &g.s.Spec.Interruptions
 	if g.chance(0.5) {
-		ix.SpotRatePerHour = float64(1+g.rng.IntN(10)) / 10
+		ix.SpotRatePerHour = float64(1+g.rng.IntN(30)) / 10
 	}
 	for range g.rng.IntN(3) {
 		ix.Scripted = append(ix.Scripted, simulate.ScriptedInterruption{At: dur(g.within(time.Minute, g.s.Spec.Duration.Duration)),

@@ -94,7 +94,7 @@ func (r *handlerResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			"with a retention; the SQS event source mapping, reporting failed records (`ReportBatchItemFailures`); optional VPC " +
 			"settings, for a cluster whose endpoint is private; and its EKS access entry, which maps the role to the group `" +
 			lambdarbac.Group + "`, bound here to the ClusterRole `" + lambdarbac.ClusterRole + "` (get, list and update on Nodes, " +
-			"nothing else). Read back for drift; importable by the function's name.",
+			"list and update on NodeClaims, nothing else). Read back for drift; importable by the function's name.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{Computed: true, PlanModifiers: keep, MarkdownDescription: "The function's name."},
 			"name": schema.StringAttribute{Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
