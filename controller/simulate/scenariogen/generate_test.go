@@ -50,7 +50,7 @@ func TestGeneratedScenariosReadAndCoverEveryKind(t *testing.T) {
 
 var kinds = []string{"pool", "pool weight", "cpu limit", "memory limit", "nodes limit", "nvidia.com/gpu limit", "tainted pool",
 	"zone-restricted pool", "spot pool", "on-demand pool", "spot and on-demand pool", "arm pool", "burstable pool", "gpu pool",
-	"deployment", "job", "replica ramp", "daemonset", "shortage window", "spot interruption rate", "scripted interruption",
+	"deployment", "job", "replica ramp", "daemonset", "shortage window", "spot interruption rate", "spot interruption rate over 1.5 an hour", "scripted interruption",
 	"gpu request", "node selector", "required node affinity", "preferred node affinity", "required pod affinity",
 	"preferred pod affinity", "required anti-affinity", "preferred anti-affinity", "toleration", "tolerate everything",
 	"spread topology.kubernetes.io/zone DoNotSchedule", "spread topology.kubernetes.io/zone ScheduleAnyway",
@@ -93,6 +93,9 @@ func count(s *simulate.Scenario, seen map[string]int) {
 	seen["scripted interruption"] += len(s.Spec.Interruptions.Scripted)
 	if s.Spec.Interruptions.SpotRatePerHour > 0 {
 		seen["spot interruption rate"]++
+	}
+	if s.Spec.Interruptions.SpotRatePerHour > 1.5 {
+		seen["spot interruption rate over 1.5 an hour"]++
 	}
 	for _, d := range s.Deployments {
 		seen["deployment"]++

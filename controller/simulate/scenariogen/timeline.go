@@ -53,8 +53,9 @@ func (g *gen) shortages() {
 	}
 }
 
-// interruptions draws a spot interruption rate and scripted interruptions
-// when some pool launches spot.
+// interruptions draws a spot interruption rate (0.1 to 3 per instance-hour:
+// 3 is a stress rate users replay) and scripted interruptions when some pool
+// launches spot.
 func (g *gen) interruptions() {
 	if !slices.ContainsFunc(g.pools, func(p *poolPlan) bool { return slices.Contains(p.cts, "spot") }) {
 		return
