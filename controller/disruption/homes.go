@@ -70,7 +70,7 @@ func (h *Homes) Ready(ctx context.Context, node string) bool {
 	// else waits homesEvery.
 	if !h.solved || !maps.Equal(h.cluster.LeavingNodes(), h.draining) || now.Sub(h.at) >= homesEvery {
 		h.requests = h.requests.next()
-		h.homeless, h.draining = homeless(h.cluster.Snapshot(nil, nil), h.solve, h.requests, func() map[string][]*cloudprovider.InstanceType {
+		h.homeless, h.draining = homeless(h.cluster.Snapshot(nil, nil), now, h.solve, h.requests, func() map[string][]*cloudprovider.InstanceType {
 			if h.types == nil {
 				return nil
 			}
@@ -82,10 +82,11 @@ func (h *Homes) Ready(ctx context.Context, node string) bool {
 }
 
 // homeless solves for the pods of the nodes marked for deletion on the nodes
-// that receive pods, and returns the draining nodes some pod of which fits
+// that receive pods (the pods counted on their draining nodes as terminating,
+// as they will be once evicted), and returns the draining nodes some pod of which fits
 // nowhere but on capacity the pools could launch (all of them when typesOf
 // returns nil), and all the draining nodes.
-func homeless(snap *scheduler.Snapshot, opts scheduler.Options, requests *podRequests,
+func homeless(snap *scheduler.Snapshot, now time.Time, opts scheduler.Options, requests *podRequests,
 	typesOf func() map[string][]*cloudprovider.InstanceType) (out, draining map[string]bool) {
 	owner, draining, poolOf := map[string]string{}, map[string]bool{}, map[string]string{}
 	var pods []*corev1.Pod
@@ -116,6 +117,11 @@ func homeless(snap *scheduler.Snapshot, opts scheduler.Options, requests *podReq
 		return out, draining
 	}
 	withoutMoving(nodes, owner)
+	for i, sn := range nodes {
+		if sn.MarkedForDeletion && sn.Node != nil && draining[sn.Node.Name] {
+			nodes[i] = evicting(sn, owner, now)
+		}
+	}
 	view := *snap
 	view.Nodes = nodes
 	r := &Round{Snapshot: &view, memo: &memo{requests: requests}}

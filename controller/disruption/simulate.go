@@ -1,7 +1,11 @@
 package disruption
 
 import (
+	"slices"
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/scheduling"
@@ -19,7 +23,9 @@ type simulation struct {
 // were gone: they and every node that cannot take pods now (not Ready, still
 // launching, or part of another command) are marked for deletion, so that
 // they take no pod but their pods still count for topology spread and
-// affinity. launch lets the solve add NodeClaims from the pools' instance
+// affinity; the candidates' own pods count as kube-scheduler will count them
+// when their replacements are scheduled, terminating: for affinity, not for
+// spreads. launch lets the solve add NodeClaims from the pools' instance
 // types; without it, pods that fit on no node are unschedulable. The nodes
 // alsoGone are removed as well, without their pods needing a home (other
 // commands provide for them).
@@ -43,6 +49,11 @@ func whatIf(r *Round, opts scheduler.Options, candidates []*Candidate, launch bo
 	}
 	snap := *r.Snapshot
 	snap.Pods, snap.Nodes = pods, simulatedNodes(r, pods, gone)
+	for i, sn := range snap.Nodes {
+		if gone[sn.Name()] {
+			snap.Nodes[i] = evicting(sn, sim.owner, r.Now)
+		}
+	}
 	if !launch {
 		snap.InstanceTypes = nil
 	}
@@ -73,6 +84,21 @@ func simulatedNodes(r *Round, pods []*corev1.Pod, gone map[string]bool) []*sched
 		}
 	}
 	return out
+}
+
+// evicting is the node with those of its pods that moving names (by
+// namespace/name) marked terminating since now, as they will be once evicted.
+func evicting[V any](sn *scheduler.StateNode, moving map[string]V, now time.Time) *scheduler.StateNode {
+	out := *sn
+	out.Pods = slices.Clone(sn.Pods)
+	for i, p := range out.Pods {
+		if _, ok := moving[p.Namespace+"/"+p.Name]; ok && p.Spec.NodeName == sn.Name() && p.DeletionTimestamp == nil {
+			leaving := *p
+			leaving.DeletionTimestamp = &metav1.Time{Time: now}
+			out.Pods[i] = &leaving
+		}
+	}
+	return &out
 }
 
 // receives reports whether pods may be moved onto the node now: it has

@@ -20,6 +20,9 @@ func (l disruptionLog) Executed(cmd disruption.Command, replacements []*v1alpha1
 	c := report.Consolidation{At: l.w.clk.Now(), Method: cmd.Method, Reason: cmd.Reason}
 	var removed, launched float64
 	for _, cand := range cmd.Candidates {
+		if node := cand.NodeClaim.Status.NodeName; node != "" {
+			l.w.voluntary[node] = true
+		}
 		if in, ok := l.w.instances[nodeclaim.InstanceID(cand.NodeClaim.Status.ProviderID)]; ok {
 			c.Removed = append(c.Removed, report.Instance{Name: in.id, Offering: offer(in.instanceType, in.zone, in.capacityType)})
 			removed += in.price
@@ -47,6 +50,9 @@ func (l disruptionLog) Blocked(m disruption.Method, b disruption.Blocked) {
 // the provisioner launches its replacement like any other capacity.
 func (w *world) expired(claim *v1alpha1.NodeClaim) {
 	c := report.Consolidation{At: w.clk.Now(), Method: "expiration", Reason: "Expired"}
+	if node := claim.Status.NodeName; node != "" {
+		w.voluntary[node] = true
+	}
 	if in, ok := w.instances[nodeclaim.InstanceID(claim.Status.ProviderID)]; ok {
 		c.Removed = []report.Instance{{Name: in.id, Offering: offer(in.instanceType, in.zone, in.capacityType)}}
 	}

@@ -49,6 +49,11 @@ const (
 	// come straight back) and kube-scheduler may bind it there after the
 	// notice. Every other pod was evicted in time, its grace honoured.
 	InvariantPodLost Invariant = "pod-lost"
+	// InvariantEvictedRuns: a pod evicted by a voluntary disruption
+	// (consolidation, emptiness, drift, expiry) is Running again, as the pod
+	// its controller creates in its stead, within Bounds.Restart: the
+	// disruption evicts only pods that have a home now.
+	InvariantEvictedRuns Invariant = "evicted-runs"
 	// InvariantDeterminism: the same scenario and seed give the same report,
 	// byte for byte (checked by running twice; see scenariogen).
 	InvariantDeterminism Invariant = "determinism"
@@ -82,6 +87,10 @@ type Bounds struct {
 	// JobPods is how long a Job may run short of pods: a few seconds, as the
 	// Job controller replaces a pod as soon as it completes or is lost.
 	JobPods time.Duration
+	// Restart is how long after its eviction by a voluntary disruption a pod
+	// may wait to run again: the slowest pod start-up plus the batch window's
+	// longest.
+	Restart time.Duration
 }
 
 // defaultBoot is the boot time when the scenario gives none (world.bootTime).
@@ -101,6 +110,7 @@ func BoundsFor(s *Scenario) Bounds {
 		Reason:  provisioning.DefaultBatchMaxDuration + 10*time.Second,
 		Orphan:  garbagecollection.DefaultInterval + garbagecollection.DefaultGracePeriod + 30*time.Second,
 		JobPods: 5 * time.Second,
+		Restart: s.Spec.PodStartup.Max.Duration + provisioning.DefaultBatchMaxDuration,
 	}
 }
 
@@ -161,6 +171,7 @@ func (c *invariantChecker) instant(w *world) {
 	c.launch.startInstant(w)
 	c.checkPods(w)
 	c.checkJobs(w)
+	c.checkReplacements(w)
 	c.cloud.check(c, w, false)
 }
 
@@ -292,6 +303,23 @@ func (c *invariantChecker) describe(w *world, sp *simPod) string {
 		}
 	}
 	return said
+}
+
+// checkReplacements checks that every pod replacing one a voluntary
+// disruption evicted runs within the restart bound of the eviction.
+func (c *invariantChecker) checkReplacements(w *world) {
+	now := w.clk.Now()
+	for _, sp := range w.sortedPods() {
+		if sp.replaces.IsZero() || sp.running || now.Sub(sp.replaces) <= c.bounds.Restart {
+			continue
+		}
+		where := "still pending"
+		if !sp.bound.IsZero() {
+			where = "bound to " + sp.node + " at " + sp.bound.Sub(epoch).String()
+		}
+		c.report(w, InvariantEvictedRuns, "pod "+sp.key, "replaces a pod evicted by a voluntary disruption at %s, and is not Running %s later (bound %s): %s; %s",
+			sp.replaces.Sub(epoch), now.Sub(sp.replaces), c.bounds.Restart, where, c.describe(w, sp))
+	}
 }
 
 // checkJobs checks every started Job keeps as many pods as it should.

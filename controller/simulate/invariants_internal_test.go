@@ -3,6 +3,7 @@ package simulate
 import (
 	"fmt"
 	"maps"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -303,5 +304,35 @@ func TestAPodWhoseGraceOutlastsTheNoticeMayGoDownWithItsInstance(t *testing.T) {
 		if v.Invariant == InvariantPodLost {
 			t.Errorf("%s: a pod whose grace outlasts the notice cannot leave in time", v)
 		}
+	}
+}
+
+func TestAnEvictedPodThatCannotRunAgainBreaksTheEvictedRunsInvariant(t *testing.T) {
+	doc, err := os.ReadFile("testdata/scale-in-spread.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every node is cordoned as the first consolidation drains its nodes:
+	// the pods it evicts find nowhere to run.
+	vs := runBroken(t, string(doc), at(20*time.Minute+50*time.Second, func(w *world, _ *invariantChecker) {
+		for _, in := range w.sortedInstances() {
+			node := &corev1.Node{}
+			if in.node == "" || w.kube.Get(t.Context(), client.ObjectKey{Name: in.node}, node) != nil {
+				continue
+			}
+			node.Spec.Unschedulable = true
+			if err := w.kube.Update(t.Context(), node); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}))
+	var evicted []Violation
+	for _, v := range vs {
+		if v.Invariant == InvariantEvictedRuns {
+			evicted = append(evicted, v)
+		}
+	}
+	if len(evicted) == 0 || !strings.Contains(evicted[0].Message, "evicted by a voluntary disruption at 20m50s") {
+		t.Errorf("evicted-runs violations %v, want the pods the consolidation at 20m50s evicted", evicted)
 	}
 }

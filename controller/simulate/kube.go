@@ -47,6 +47,8 @@ type kube struct {
 	uids int
 	// onWrite is told the object after every successful write, and whether it is gone.
 	onWrite func(obj client.Object, gone bool)
+	// onEvict is told the pod of every eviction the API server grants, before it goes.
+	onEvict func(pod *corev1.Pod)
 }
 
 // indexRecorder collects the field indexes the controllers ask for, so that
@@ -67,7 +69,7 @@ func newKube(cluster *state.Cluster, clk clock.PassiveClock) (*kube, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &kube{cluster: cluster, clk: clk, mirror: newMirror(), onWrite: func(client.Object, bool) {}}
+	k := &kube{cluster: cluster, clk: clk, mirror: newMirror(), onWrite: func(client.Object, bool) {}, onEvict: func(*corev1.Pod) {}}
 	// The plain tracker: the default one manages fields, and builds a REST
 	// mapper on every write. The status subresource is kept here (see
 	// keepStatus and updateStatus), not by the fake client, whose emulation

@@ -194,6 +194,7 @@ func (w *world) reapInstances(ctx context.Context) error {
 			continue
 		}
 		delete(w.instances, in.id)
+		delete(w.voluntary, in.node)
 		w.out.terminated++
 		w.out.instanceGone(in, w.clk.Now())
 		if in.node == "" {

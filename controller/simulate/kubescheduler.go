@@ -144,7 +144,10 @@ func hasPodTopology(pod *corev1.Pod) bool {
 }
 
 // scheduleTopological places pods with inter-pod constraints by the solver's
-// predicates over the Ready nodes and the pods bound to them.
+// predicates over the Ready nodes and the pods bound to them. The pods of the
+// nodes that take none (not Ready, cordoned, tainted by a drain) still count
+// towards spreads and affinity, as kube-scheduler counts them (its spreads'
+// nodeTaintsPolicy is Ignore); terminating pods are gone at once here.
 func (w *world) scheduleTopological(ctx context.Context, pods []*simPod) error {
 	if len(pods) == 0 {
 		return nil
@@ -156,13 +159,14 @@ func (w *world) scheduleTopological(ctx context.Context, pods []*simPod) error {
 	snap := w.cluster.Snapshot(pending, nil)
 	var ready []*scheduler.StateNode
 	for _, n := range snap.Nodes {
-		if n.Node == nil || !nodeReady(n.Node) || n.Node.Spec.Unschedulable || n.MarkedForDeletion || n.Node.DeletionTimestamp != nil {
+		if n.Node == nil {
 			continue
 		}
 		// kube-scheduler sees the node as it is, not as it will be once
 		// initialized (without its claim, the solver keeps every taint), and
 		// counts the pods bound to it, not those Stowage nominated to it.
-		bound := scheduler.StateNode{Node: n.Node}
+		bound := scheduler.StateNode{Node: n.Node, MarkedForDeletion: !nodeReady(n.Node) || n.Node.Spec.Unschedulable ||
+			n.MarkedForDeletion || n.Node.DeletionTimestamp != nil}
 		bound.Pods = slices.DeleteFunc(slices.Clone(n.Pods), func(p *corev1.Pod) bool { return p.Spec.NodeName != n.Node.Name })
 		ready = append(ready, &bound)
 	}

@@ -183,6 +183,7 @@ func (k *kube) evict(ctx context.Context, c client.Client, obj client.Object) er
 			return err
 		}
 	}
+	k.onEvict(pod)
 	return k.after(obj, c.Delete(ctx, pod.DeepCopy()))
 }
 

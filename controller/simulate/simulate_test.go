@@ -240,3 +240,20 @@ spec:
 		t.Errorf("tiers %+v: DaemonSet pods must not count as a workload's", stowage.Tiers)
 	}
 }
+
+// TestConsolidationEvictsOnlyPodsWithAHome: a scale-in under a zone spread
+// (DoNotSchedule) is consolidated without a pod that a consolidation evicts
+// waiting for new capacity: kube-scheduler counts no terminating pod in a
+// spread, and neither may consolidation's simulation.
+func TestConsolidationEvictsOnlyPodsWithAHome(t *testing.T) {
+	rep, violations, err := simulate.RunChecked(t.Context(), readScenario(t, "testdata/scale-in-spread.yaml"), simulate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(system(t, rep, simulate.SystemStowage).Consolidations); n < 5 {
+		t.Errorf("%d consolidations, want the scale-in consolidated", n)
+	}
+	for _, v := range violations {
+		t.Errorf("%s", v)
+	}
+}

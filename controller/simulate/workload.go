@@ -30,6 +30,9 @@ type workloadState struct {
 	seq int
 	// live pods, oldest first
 	live []*simPod
+	// evicted are when pods of it were evicted by a voluntary disruption,
+	// since its controller last created pods: the next pods replace them.
+	evicted []time.Time
 }
 
 func newWorkloadState(s *Scenario, wl Workload) *workloadState {
@@ -84,6 +87,7 @@ func (w *world) reconcileWorkloads(ctx context.Context) error {
 				return err
 			}
 		}
+		ws.evicted = nil // the rest were not replaced: the workload scaled in
 		if excess := len(ws.live) - want; excess > 0 {
 			for _, sp := range scaleDownOrder(ws.live, excess) {
 				if err := w.deletePod(ctx, sp); err != nil {
@@ -166,6 +170,9 @@ func (w *world) createPod(ctx context.Context, ws *workloadState) error {
 	}
 	sp := &simPod{key: pod.Namespace + "/" + pod.Name, tier: ws.tier, workload: ws, created: w.clk.Now(), pod: pod,
 		requests: scheduling.PodRequests(pod)}
+	if len(ws.evicted) > 0 {
+		sp.replaces, ws.evicted = ws.evicted[0], ws.evicted[1:]
+	}
 	w.pods[sp.key] = sp
 	w.podList = append(w.podList, sp)
 	w.unbound++

@@ -68,6 +68,9 @@ type world struct {
 	// instances asked to terminate or interrupted, which the cloud controller
 	// manager watches until they are gone
 	terminating map[string]bool
+	// voluntary names the nodes a voluntary disruption (consolidation,
+	// emptiness, drift, expiry) is taking away
+	voluntary map[string]bool
 	// dirty says the cluster changed (a node came or changed, a pod went), so
 	// kube-scheduler retries every pending pod; newPods that new pods wait;
 	// podsChanged that a pod was written since the PDBs' statuses were.
@@ -95,6 +98,9 @@ type simPod struct {
 	running   bool
 	// finishAt is when a Job's pod completes.
 	finishAt time.Time
+	// replaces is when the pod this one replaces was evicted by a
+	// voluntary disruption; zero for any other pod.
+	replaces time.Time
 }
 
 // simInstance is an instance some autoscaler launched.
@@ -124,9 +130,10 @@ func newWorld(s *Scenario, seed int64, name string) (*world, error) {
 	}
 	w := &world{s: s, clk: clk, rng: rand.New(rand.NewPCG(uint64(seed), 0x5354)), kube: k, cluster: cluster, emu: emu,
 		capacity: newCapacityModel(s, emu), infos: map[string]catalogue.Info{}, images: images,
-		pods: map[string]*simPod{}, instances: map[string]*simInstance{}, terminating: map[string]bool{},
+		pods: map[string]*simPod{}, instances: map[string]*simInstance{}, terminating: map[string]bool{}, voluntary: map[string]bool{},
 		requested: map[string]scheduling.Resources{}, daemonPods: map[string][]*corev1.Pod{},
 		out: newSystemResult(name)}
+	k.onEvict = w.evicted
 	for _, info := range catalogue.Builtin() {
 		w.infos[info.Name] = info
 	}
@@ -243,6 +250,14 @@ func (w *world) observe(obj client.Object, gone bool) {
 	}
 	if sp, tracked := w.pods[pod.Namespace+"/"+pod.Name]; tracked {
 		w.forget(sp)
+	}
+}
+
+// evicted notes a pod the API server evicts from a node a voluntary
+// disruption takes away: its workload's next pod replaces it.
+func (w *world) evicted(pod *corev1.Pod) {
+	if sp, ok := w.pods[pod.Namespace+"/"+pod.Name]; ok && sp.workload != nil && w.voluntary[pod.Spec.NodeName] {
+		sp.workload.evicted = append(sp.workload.evicted, w.clk.Now())
 	}
 }
 

@@ -138,9 +138,10 @@ func (c *checker) checkTopologySpread() {
 			byPod[at.pod] = append(byPod[at.pod], owned{at, tsc, g})
 		}
 	}
-	// The bound pods are there before the replay starts.
+	// The bound pods are there before the replay starts; kube-scheduler's
+	// spreads skip the terminating ones (podtopologyspread/common.go).
 	for _, at := range c.pods {
-		if !at.placed {
+		if !at.placed && at.pod.DeletionTimestamp == nil {
 			c.countSpread(at, all)
 		}
 	}

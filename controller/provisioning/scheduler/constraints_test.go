@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -1152,4 +1153,36 @@ func TestCapacityTypeOrder(t *testing.T) {
 		r := solve(t, s, scheduler.Options{})
 		requireReason(t, r, 1, "nodepool default:", "offering")
 	})
+}
+
+// TestSpreadsDoNotCountTerminatingPods: kube-scheduler's spreads skip a pod
+// being deleted, and its required anti-affinity does not. Zone a holds two
+// web pods, both terminating: a zone spread sends the next pod there, and a
+// hostname anti-affinity still keeps it off their node.
+func TestSpreadsDoNotCountTerminatingPods(t *testing.T) {
+	leaving := func(p *corev1.Pod) {
+		p.DeletionTimestamp = &metav1.Time{Time: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}
+	}
+	nodes := func() []*scheduler.StateNode {
+		return []*scheduler.StateNode{
+			existingNode("node-a", "us-east-1a", "32", pods(2, "old-a", "1", "1Gi", withLabel("app", "web"), leaving)...),
+			existingNode("node-a2", "us-east-1a", "32"),
+			existingNode("node-b", "us-east-1b", "32", pods(1, "old-b", "1", "1Gi", withLabel("app", "web"))...),
+			existingNode("node-c", "us-east-1c", "32", pods(1, "old-c", "1", "1Gi", withLabel("app", "web"))...),
+		}
+	}
+	s := snapshot(pods(1, "web", "1", "1Gi", spreadBy(zoneKey, 1, corev1.DoNotSchedule)))
+	s.Nodes = nodes()
+	r := solve(t, s, scheduler.Options{})
+	requireAllPlaced(t, s, r)
+	if got := nodeOf(r)["web-000"]; got != "node-a" && got != "node-a2" {
+		t.Errorf("the spread placed the pod on %s, want zone a, whose pods are all terminating", got)
+	}
+	s = snapshot(pods(1, "web", "1", "1Gi", spreadBy(zoneKey, 1, corev1.DoNotSchedule), podAffinity(true, 0, hostKey, "web")))
+	s.Nodes = nodes()
+	r = solve(t, s, scheduler.Options{})
+	requireAllPlaced(t, s, r)
+	if got := nodeOf(r)["web-000"]; got != "node-a2" {
+		t.Errorf("placed on %s, want node-a2: node-a's terminating pods still count for anti-affinity", got)
+	}
 }

@@ -178,6 +178,11 @@ func (t *topology) group(spec groupSpec) *topologyGroup {
 		selector: selector, maxSkew: spec.maxSkew, minDomains: spec.minDomains, domains: spec.domains, soft: spec.soft,
 		capped: spec.owner != "", counts: map[string]int{}, owners: map[string]int{}}
 	for _, bp := range t.existing {
+		// kube-scheduler's spreads do not count a terminating pod (its
+		// affinity terms do): a pod being evicted leaves its domain now.
+		if g.kind == spreadGroup && bp.pod.DeletionTimestamp != nil {
+			continue
+		}
 		if g.matches(bp.pod.Namespace, bp.pod.Labels) {
 			g.add(domainValue(bp.labels, bp.node, spec.key), false)
 		}
