@@ -143,10 +143,11 @@ func initialized(sn *scheduler.StateNode) bool {
 		meta.IsStatusConditionTrue(sn.NodeClaim.Status.Conditions, v1alpha1.ConditionReady)
 }
 
-// quietSince is the later of the node's last pod event and its
-// initialization.
+// quietSince is the latest of the node's last pod event (in the cluster
+// state's memory, or on its claim's status, which outlives a change of
+// leader) and its initialization.
 func quietSince(sn *scheduler.StateNode) time.Time {
-	since := sn.LastPodEvent
+	since := maxTime(sn.LastPodEvent, sn.NodeClaim.Status.LastPodEventTime.Time)
 	for _, t := range []string{v1alpha1.ConditionInitialized, v1alpha1.ConditionReady} {
 		if cond := meta.FindStatusCondition(sn.NodeClaim.Status.Conditions, t); cond != nil && cond.Status == "True" {
 			since = maxTime(since, cond.LastTransitionTime.Time)
@@ -172,28 +173,6 @@ func nodeReady(node *corev1.Node) bool {
 	return false
 }
 
-// reschedulable: the pod would have to run elsewhere were the node removed.
-func reschedulable(p *corev1.Pod) bool {
-	return !finished(p) && p.DeletionTimestamp == nil && !ownedByDaemonSet(p) && !isMirror(p)
-}
-
-func finished(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-}
-
-func isMirror(p *corev1.Pod) bool {
-	_, ok := p.Annotations[corev1.MirrorPodAnnotationKey]
-	return ok
-}
-
-func ownedByDaemonSet(p *corev1.Pod) bool {
-	for _, ref := range p.OwnerReferences {
-		if ref.Kind == "DaemonSet" && ref.Controller != nil && *ref.Controller {
-			return true
-		}
-	}
-	return false
-}
 
 // byAge orders candidates oldest NodeClaim first, then by name.
 func byAge(a, b *Candidate) int {

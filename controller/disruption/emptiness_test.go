@@ -146,6 +146,24 @@ func TestEmptinessWaitsForConsolidateAfter(t *testing.T) {
 	}
 }
 
+// TestEmptinessWaitsFromTheClaimsLastPodEventAfterAFailover: a new leader's
+// cluster state has no pod event for a node emptied just before it took
+// over; the claim's status.lastPodEventTime, written by the pod events
+// controller, still makes the node wait consolidateAfter from that event.
+func TestEmptinessWaitsFromTheClaimsLastPodEventAfterAFailover(t *testing.T) {
+	pools := []*v1alpha1.NodePool{pool("default", "5m")}
+	n := node("a", "default", 0)
+	n.NodeClaim.Status.LastPodEventTime = metav1.NewTime(epoch.Add(time.Hour))
+	for _, tc := range []struct {
+		at   time.Duration
+		want []string
+	}{{time.Hour + 4*time.Minute, nil}, {time.Hour + 5*time.Minute, []string{"Empty[a]"}}} {
+		if got := commanded(decide(t, disruption.NewEmptiness(), round(epoch.Add(tc.at), pools, nil, n))); !slices.Equal(got, tc.want) {
+			t.Errorf("at %s: commands %q, want %q", tc.at, got, tc.want)
+		}
+	}
+}
+
 // An empty node in a pool with consolidateAfter Never is not waiting for
 // anything: the method's predicate records nothing, and no round is kept
 // running for it.

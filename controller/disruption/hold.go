@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+	"github.com/stowage-dev/stowage/controller/scheduling"
 )
 
 // markConsolidated records that consolidation found nothing on this layout
@@ -65,7 +66,7 @@ func heldBy(commandUnderWay, podsWait bool, snap *scheduler.Snapshot) string {
 			continue
 		}
 		for _, p := range sn.Pods {
-			if reschedulable(p) && p.Spec.NodeName == sn.Node.Name {
+			if scheduling.Reschedulable(p) && p.Spec.NodeName == sn.Node.Name {
 				return "node " + sn.Node.Name + " is being removed and still runs pod " + p.Namespace + "/" + p.Name
 			}
 		}

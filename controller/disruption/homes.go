@@ -14,6 +14,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+	"github.com/stowage-dev/stowage/controller/scheduling"
 	"github.com/stowage-dev/stowage/controller/state"
 )
 
@@ -97,7 +98,7 @@ func homeless(snap *scheduler.Snapshot, now time.Time, opts scheduler.Options, r
 			draining[sn.Node.Name] = true
 			poolOf[sn.Node.Name] = sn.Node.Labels[v1alpha1.LabelNodePool]
 			for _, p := range sn.Pods {
-				if p.Spec.NodeName == sn.Node.Name && reschedulable(p) {
+				if p.Spec.NodeName == sn.Node.Name && scheduling.Reschedulable(p) {
 					moved := *p
 					moved.Spec.NodeName = ""
 					pods = append(pods, &moved)

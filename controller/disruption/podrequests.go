@@ -77,7 +77,7 @@ func (pr *podRequests) node(sn *scheduler.StateNode) *nodePods {
 func summarize(pods []*corev1.Pod, pr *podRequests) *nodePods {
 	np := &nodePods{pods: slices.Clone(pods)}
 	for _, p := range pods {
-		if finished(p) {
+		if scheduling.Finished(p) {
 			continue
 		}
 		req := pr.of(p)
@@ -86,7 +86,7 @@ func summarize(pods []*corev1.Pod, pr *podRequests) *nodePods {
 		if termination.DoNotDisruptAnnotated(p.Annotations) {
 			np.protected = append(np.protected, p)
 		}
-		if reschedulable(p) {
+		if scheduling.Reschedulable(p) {
 			np.reschedulable = append(np.reschedulable, p)
 			np.moving = np.moving.Add(req)
 			np.evictionCost += evictionCost(p)

@@ -21,6 +21,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/nodeclaim/expiration"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/lifecycle"
+	"github.com/stowage-dev/stowage/controller/nodeclaim/podevents"
 	"github.com/stowage-dev/stowage/controller/nodeclass"
 	"github.com/stowage-dev/stowage/controller/nodepool"
 	"github.com/stowage-dev/stowage/controller/options"
@@ -151,6 +152,7 @@ func (op *Operator) register(ctx context.Context, o *options.Options, s settings
 		{interruption.Name, interruption.New(clk, kube, marker, interruption.Options{Logger: log})},
 		{drift.Name, drift.New(clk, kube, op.Cloud, drift.Options{Logger: log})},
 		{expiration.Name, expiration.New(clk, kube, expiration.Options{Logger: log})},
+		{podevents.Name, podevents.New(clk, kube, podevents.Options{Logger: log})},
 		{disruption.Name, disruption.New(clk, op.Cluster, op.Cloud, disruption.ClientWriter{Client: kube},
 			disruptionOptions(o, solve, batcher.Trigger, log))},
 		{nodepool.Name, nodepool.New(clk, kube, nodepool.Options{Logger: log})},

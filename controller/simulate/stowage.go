@@ -26,6 +26,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/nodeclaim/expiration"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/lifecycle"
+	"github.com/stowage-dev/stowage/controller/nodeclaim/podevents"
 	"github.com/stowage-dev/stowage/controller/provisioning"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/termination"
@@ -46,6 +47,7 @@ const (
 	interruptionClaimCtl
 	driftCtl
 	expirationCtl
+	podEventsCtl
 )
 
 type dueKey struct {
@@ -73,14 +75,16 @@ type stowageSystem struct {
 	// due reconciles and when they are due
 	due map[dueKey]time.Time
 	// claims not Ready or being deleted, which the sweep wakes
-	unfinished     map[string]bool
+	unfinished map[string]bool
+	// pods is pod key -> its stored version, for the pod events watch
+	pods           map[string]*corev1.Pod
 	nextSweep      time.Time
 	nextGC         time.Time
 	nextDisruption time.Time
 }
 
 func newStowageSystem(w *world) *stowageSystem {
-	sys := &stowageSystem{w: w, due: map[dueKey]time.Time{}, unfinished: map[string]bool{}}
+	sys := &stowageSystem{w: w, due: map[dueKey]time.Time{}, unfinished: map[string]bool{}, pods: map[string]*corev1.Pod{}}
 	aws := newCloudProvider(w.s, w.emu, w.clk, staticClasses(w.s))
 	moves := newPoolMoves(w)
 	sys.cloud = &recordingCloud{CloudProvider: aws, w: w, claims: map[string]string{}, moves: moves}
@@ -104,6 +108,7 @@ func newStowageSystem(w *world) *stowageSystem {
 		interruptionClaimCtl: interrupts.ClaimReconciler(),
 		driftCtl:             drift.New(w.clk, w.kube, sys.cloud, drift.Options{Recorder: recorder}),
 		expirationCtl:        expiry,
+		podEventsCtl:         podevents.New(w.clk, w.kube, podevents.Options{}),
 	}
 	sys.lambda = newInterruptionLambda(w, func(node string) { sys.due[dueKey{interruptionCtl, node}] = w.clk.Now() })
 	sys.gc = garbagecollection.New(w.clk, w.kube, sys.cloud, garbagecollection.Options{Recorder: recorder})
@@ -114,6 +119,7 @@ func newStowageSystem(w *world) *stowageSystem {
 		w.observe(obj, gone)
 		sys.track(obj, gone)
 		sys.wake(obj)
+		sys.podEvent(obj, gone)
 		sys.triggers.Observe(obj, gone)
 	}
 	now := w.clk.Now()
@@ -147,6 +153,30 @@ func (sys *stowageSystem) wake(obj client.Object) {
 		if o.DeletionTimestamp != nil {
 			sys.due[dueKey{nodeTerminationCtl, o.Name}] = now
 		}
+	}
+}
+
+// podEvent is the pod events controller's watch: a pod binding to a node or
+// leaving it makes the node due.
+func (sys *stowageSystem) podEvent(obj client.Object, gone bool) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	key := pod.Namespace + "/" + pod.Name
+	old, updated := sys.pods[key], pod
+	if gone {
+		updated = nil
+		delete(sys.pods, key)
+	} else {
+		sys.pods[key] = pod
+	}
+	if podevents.Event(old, updated) {
+		node := pod.Spec.NodeName
+		if node == "" && old != nil {
+			node = old.Spec.NodeName
+		}
+		sys.due[dueKey{podEventsCtl, node}] = sys.w.clk.Now()
 	}
 }
 
