@@ -173,7 +173,6 @@ func nodeReady(node *corev1.Node) bool {
 	return false
 }
 
-
 // byAge orders candidates oldest NodeClaim first, then by name.
 func byAge(a, b *Candidate) int {
 	return cmp.Or(
