@@ -263,7 +263,7 @@ func (c *Controller) decide(ctx context.Context, r Round, gen uint64) error {
 			return c.queueAll(ctx, m, d.Commands)
 		}
 	}
-	if !rd.consHeld {
+	if rd.consRan && !rd.consHeld {
 		c.markConsolidated(rd.consKey, rd.consWake, r.Now)
 	}
 	if !rd.active && len(c.queue.pending) == 0 {
@@ -281,9 +281,11 @@ type roundDecision struct {
 	consKey    uint64
 	held       func() bool
 	// active: something may change with time alone; consHeld: consolidation
-	// was held back; consWake: when consolidation's waits end.
-	active, consHeld bool
-	consWake         []time.Time
+	// was held back; consRan: a consolidation method decided (a skipped one
+	// leaves the last pass's record as it was); consWake: when
+	// consolidation's waits end.
+	active, consHeld, consRan bool
+	consWake                  []time.Time
 }
 
 // try runs one method's decision, unless it is consolidation and the fleet
@@ -291,6 +293,12 @@ type roundDecision struct {
 func (c *Controller) try(ctx context.Context, rd *roundDecision, m Method) (d Decision, ran bool, err error) {
 	consolidating := m.Reason() == v1alpha1.DisruptionReasonUnderutilized
 	if consolidating && (c.consolidated.skip(rd.consKey, 0, rd.r.Now) || c.consolidated.recent(ConsolidationGap, rd.r.Now)) {
+		// Skipped, its waits still end when they end: the round that settles
+		// now must wake for them, or for the end of the gap.
+		c.settle.wake(c.consolidated.wakeAt)
+		if c.consolidated.recent(ConsolidationGap, rd.r.Now) {
+			c.settle.wake(c.consolidated.at.Add(ConsolidationGap))
+		}
 		return Decision{}, false, nil
 	}
 	if consolidating && rd.held() {
@@ -310,7 +318,7 @@ func (c *Controller) try(ctx context.Context, rd *roundDecision, m Method) (d De
 		c.settle.wake(at)
 	}
 	if consolidating {
-		rd.consWake = append(rd.consWake, wakes...)
+		rd.consRan, rd.consWake = true, append(rd.consWake, wakes...)
 	}
 	return d, true, nil
 }

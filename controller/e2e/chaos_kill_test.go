@@ -45,6 +45,8 @@ type chaos struct {
 	b   *bed
 	rng *rand.Rand
 	ctx context.Context
+	// ix sends the soak's interruptions and checks no pod goes down with them.
+	ix *chaosInterruptions
 
 	mu sync.Mutex
 	// armed is the point the next kill strikes at, after countdown more events there.

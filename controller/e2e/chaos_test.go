@@ -72,8 +72,11 @@ func faultPlan(seed int64, ice float64) awsemu.FaultPlan {
 // while the leader of two in-process replicas is killed, crash-like, at a
 // point of its work each round (mid-batch, after a launch, instead of a
 // status write, mid-drain, or any time) and the emulator injects EC2 faults
-// from a seeded plan. Every pod must end Running on a Ready claim, no claim
-// may launch twice, and once everything is deleted no instance may stay.
+// from a seeded plan; each cycle also interrupts two spot nodes with pods.
+// Every pod must end Running on a Ready claim, no claim may launch twice, no
+// pod may still be on an interrupted instance when it terminates (unless its
+// grace outlasts the notice), and once everything is deleted no instance may
+// stay.
 // -chaos.long runs the long version (make soak).
 func TestChaosSoak(t *testing.T) {
 	size, seed := chaosShort, int64(3)
@@ -96,6 +99,7 @@ func TestChaosSoak(t *testing.T) {
 	b.create(pools...)
 	b.Emulator.SetFaultPlan(faultPlan(seed, size.ice))
 	c := newChaos(b, seed)
+	c.ix = b.watchInterruptions()
 	t.Logf("%4.0fs bed up", time.Since(started).Seconds())
 	b.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: chaosNS}}, chaosWeb("web", false), chaosWeb("web-on-demand", true), chaosGPU())
 	for i, rd := range c.rounds(size) {
@@ -111,6 +115,8 @@ func TestChaosSoak(t *testing.T) {
 	if running != total || stranded > 0 {
 		b.describeUnsettled(t)
 	}
+	interrupted, lost := c.ix.settled()
+	t.Logf("%4.0fs %d interrupted instances terminated, pods left on them: %v", time.Since(started).Seconds(), interrupted, lost)
 	duplicates := b.duplicateLaunches()
 	claims, _ := b.claims()
 	b.chaosTeardown()
@@ -119,10 +125,11 @@ func TestChaosSoak(t *testing.T) {
 	faults := b.Emulator.FaultsInjected()
 	c.replicas() // notes the leases lost since the last look
 	t.Logf("kills %v; leases lost %v; faults %v; %d nodeclaims once settled; %.0fs", c.kills, c.leasesLost, faults, len(claims), time.Since(started).Seconds())
-	figures := fmt.Sprintf("chaos=%s kills=%d faults=%d leaked_instances=%d duplicate_launches=%d pods_running=%d/%d stranded=%d seed=%d nodeclaims=%d wall_seconds=%.0f",
-		size.name, len(c.kills), sum(faults), len(leaked), len(duplicates), running, total, stranded, seed, len(claims), time.Since(started).Seconds())
-	if len(leaked) > 0 || len(duplicates) > 0 || running != total || stranded > 0 || len(c.kills) == 0 || sum(faults) == 0 {
-		t.Fatalf("the soak broke: %s\nleaked %v, launched twice %v; every replica's logs: %s", figures, leaked, duplicates, keepLogs(seed))
+	figures := fmt.Sprintf("chaos=%s kills=%d faults=%d leaked_instances=%d duplicate_launches=%d pods_running=%d/%d stranded=%d interruptions=%d pods_lost=%d seed=%d nodeclaims=%d wall_seconds=%.0f",
+		size.name, len(c.kills), sum(faults), len(leaked), len(duplicates), running, total, stranded, interrupted, len(lost), seed, len(claims), time.Since(started).Seconds())
+	if len(leaked) > 0 || len(duplicates) > 0 || running != total || stranded > 0 || len(c.kills) == 0 || sum(faults) == 0 || interrupted == 0 || len(lost) > 0 {
+		t.Fatalf("the soak broke: %s\nleaked %v, launched twice %v, pods on interrupted instances at their end %v; every replica's logs: %s",
+			figures, leaked, duplicates, lost, keepLogs(seed))
 	}
 	fmt.Println("BENCH " + figures)
 	noForbiddenRequests(t)
@@ -172,6 +179,9 @@ func (c *chaos) rounds(size chaosSize) []round {
 					c.b.scale(chaosNS, "vllm", size.gpu)
 				}
 			}})
+			if step == 2 {
+				out = append(out, round{what: "interrupt 2 spot nodes", point: killAnytime, act: func() { c.ix.interrupt(2) }})
+			}
 		}
 		for range 2 {
 			out = append(out, round{what: "drain 3 nodes", point: drainPoints[c.rng.IntN(len(drainPoints))], act: func() { c.drain(3) }})

@@ -1,6 +1,8 @@
 package simulate
 
 import (
+	"fmt"
+
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/disruption"
 	"github.com/stowage-dev/stowage/controller/nodeclaim"
@@ -22,6 +24,7 @@ func (l disruptionLog) Executed(cmd disruption.Command, replacements []*v1alpha1
 	for _, cand := range cmd.Candidates {
 		if node := cand.NodeClaim.Status.NodeName; node != "" {
 			l.w.voluntary[node] = true
+			l.w.waits.released(node)
 		}
 		if in, ok := l.w.instances[nodeclaim.InstanceID(cand.NodeClaim.Status.ProviderID)]; ok {
 			c.Removed = append(c.Removed, report.Instance{Name: in.id, Offering: offer(in.instanceType, in.zone, in.capacityType)})
@@ -44,6 +47,10 @@ func (l disruptionLog) Executed(cmd disruption.Command, replacements []*v1alpha1
 func (l disruptionLog) Blocked(m disruption.Method, b disruption.Blocked) {
 	l.w.out.blocked = append(l.w.out.blocked, report.Blocked{At: l.w.clk.Now(), Method: m.Name(), Blocker: b.Kind,
 		Node: b.Candidate.Name(), Why: b.Why})
+	if b.Kind == disruption.BlockedPDB || b.Kind == disruption.BlockedBudget {
+		l.w.waits.drainHeld(b.Candidate.NodePool.Name, b.Candidate.Name(), epoch.Add(1<<62),
+			fmt.Sprintf("node %s cannot be disrupted: %s", b.Candidate.Name(), b.Why))
+	}
 }
 
 // expired books an expired claim's node as a disruption that saves nothing:

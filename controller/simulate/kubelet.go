@@ -152,6 +152,7 @@ func (w *world) startPods() error {
 			}
 			sp.running = true
 			w.out.podRunning(sp.tier, sp.runningAt.Sub(sp.created))
+			w.waited(sp, true, sp.runningAt)
 			if sp.workload != nil && sp.workload.spec.Job != "" {
 				sp.finishAt = sp.runningAt.Add(sp.workload.spec.RunFor.Duration)
 				w.finishing = append(w.finishing, sp)
@@ -195,6 +196,9 @@ func (w *world) reapInstances(ctx context.Context) error {
 		}
 		delete(w.instances, in.id)
 		delete(w.voluntary, in.node)
+		if w.waits != nil {
+			w.waits.released(in.node)
+		}
 		w.out.terminated++
 		w.out.instanceGone(in, w.clk.Now())
 		if in.node == "" {

@@ -244,14 +244,20 @@ spec:
 // TestConsolidationEvictsOnlyPodsWithAHome: a scale-in under a zone spread
 // (DoNotSchedule) is consolidated without a pod that a consolidation evicts
 // waiting for new capacity: kube-scheduler counts no terminating pod in a
-// spread, and neither may consolidation's simulation.
+// spread, and neither may consolidation's simulation. The first command
+// comes once consolidateAfter (30 s) and the validation delay are over, not
+// a revisit later, though the pod events controller keeps writing claims.
 func TestConsolidationEvictsOnlyPodsWithAHome(t *testing.T) {
 	rep, violations, err := simulate.RunChecked(t.Context(), readScenario(t, "testdata/scale-in-spread.yaml"), simulate.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(system(t, rep, simulate.SystemStowage).Consolidations); n < 5 {
-		t.Errorf("%d consolidations, want the scale-in consolidated", n)
+	cons := system(t, rep, simulate.SystemStowage).Consolidations
+	if len(cons) < 5 {
+		t.Fatalf("%d consolidations, want the scale-in consolidated", len(cons))
+	}
+	if first := cons[0].At.Sub(rep.Start); first > 21*time.Minute {
+		t.Errorf("the first consolidation at %s, want it by 21m: the scale-in is at 20m, consolidateAfter 30s", first)
 	}
 	for _, v := range violations {
 		t.Errorf("%s", v)

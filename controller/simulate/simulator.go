@@ -180,7 +180,11 @@ func (w *world) finish() {
 	for _, sp := range w.sortedPods() {
 		if !sp.running {
 			w.out.neverRan[sp.tier] = append(w.out.neverRan[sp.tier], w.clk.Since(sp.created))
+			w.waited(sp, false, w.clk.Now())
 		}
+	}
+	if w.waits != nil {
+		w.out.waits = w.waits.waits.List()
 	}
 	for _, id := range slices.Sorted(maps.Keys(w.instances)) {
 		w.out.instanceGone(w.instances[id], w.clk.Now())

@@ -27,6 +27,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/lifecycle"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/podevents"
+	"github.com/stowage-dev/stowage/controller/nodeclass"
 	"github.com/stowage-dev/stowage/controller/provisioning"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/termination"
@@ -48,6 +49,7 @@ const (
 	driftCtl
 	expirationCtl
 	podEventsCtl
+	nodeClassCtl
 )
 
 type dueKey struct {
@@ -77,14 +79,17 @@ type stowageSystem struct {
 	// claims not Ready or being deleted, which the sweep wakes
 	unfinished map[string]bool
 	// pods is pod key -> its stored version, for the pod events watch
-	pods           map[string]*corev1.Pod
+	pods map[string]*corev1.Pod
+	// classes is NodeClass name -> the generation its status controller was woken for
+	classes        map[string]int64
 	nextSweep      time.Time
 	nextGC         time.Time
 	nextDisruption time.Time
 }
 
 func newStowageSystem(w *world) *stowageSystem {
-	sys := &stowageSystem{w: w, due: map[dueKey]time.Time{}, unfinished: map[string]bool{}, pods: map[string]*corev1.Pod{}}
+	sys := &stowageSystem{w: w, due: map[dueKey]time.Time{}, unfinished: map[string]bool{}, pods: map[string]*corev1.Pod{}, classes: map[string]int64{}}
+	w.waits = newWaitWatch(w.s)
 	aws := newCloudProvider(w.s, w.emu, w.clk, staticClasses(w.s))
 	moves := newPoolMoves(w)
 	sys.cloud = &recordingCloud{CloudProvider: aws, w: w, claims: map[string]string{}, moves: moves}
@@ -109,6 +114,7 @@ func newStowageSystem(w *world) *stowageSystem {
 		driftCtl:             drift.New(w.clk, w.kube, sys.cloud, drift.Options{Recorder: recorder}),
 		expirationCtl:        expiry,
 		podEventsCtl:         podevents.New(w.clk, w.kube, podevents.Options{}),
+		nodeClassCtl:         nodeclass.New(w.clk, w.kube, aws, nodeclass.Options{Recorder: recorder}),
 	}
 	sys.lambda = newInterruptionLambda(w, func(node string) { sys.due[dueKey{interruptionCtl, node}] = w.clk.Now() })
 	sys.gc = garbagecollection.New(w.clk, w.kube, sys.cloud, garbagecollection.Options{Recorder: recorder})
@@ -145,6 +151,12 @@ func (sys *stowageSystem) wake(obj client.Object) {
 		}
 		if o.Annotations[v1alpha1.AnnotationInterruptionKind] != "" {
 			sys.due[dueKey{interruptionClaimCtl, o.Name}] = now
+		}
+	case *v1alpha1.NodeClass:
+		// Its status controller watches for new generations only.
+		if gen, seen := sys.classes[o.Name]; !seen || gen != o.Generation {
+			sys.classes[o.Name] = o.Generation
+			sys.due[dueKey{nodeClassCtl, o.Name}] = now
 		}
 	case *corev1.Node:
 		if name, ok := sys.cloud.claims[o.Spec.ProviderID]; ok {
@@ -334,6 +346,7 @@ func (c *recordingCloud) Create(ctx context.Context, claim *v1alpha1.NodeClaim) 
 		c.moves.launchFailed(claim)
 	}
 	if err != nil {
+		c.w.waits.launchFailed(c.w, claim, err)
 		return out, err
 	}
 	c.claims[out.Status.ProviderID] = claim.Name
@@ -369,6 +382,7 @@ func (l *eventLog) Publish(evs ...provisioning.Event) {
 	for _, e := range evs {
 		l.moves.planned(e)
 	}
+	l.w.waits.published(l.w, evs)
 	l.w.observePublished(evs)
 }
 
@@ -381,6 +395,10 @@ func (l *eventLog) Eventf(regarding, _ runtime.Object, eventtype, reason, _, not
 	}
 	if eventtype != corev1.EventTypeWarning {
 		return
+	}
+	if pod, ok := regarding.(*corev1.Pod); ok && reason == termination.ReasonEvictionRefused {
+		l.w.waits.drainHeld(l.w.poolOfNode(pod.Spec.NodeName), pod.Spec.NodeName, l.w.clk.Now().Add(refusalFresh),
+			fmt.Sprintf("the drain of node %s is held: pod %s/%s: %s", pod.Spec.NodeName, pod.Namespace, pod.Name, fmt.Sprintf(note, args...)))
 	}
 	name := ""
 	if o, ok := regarding.(client.Object); ok {

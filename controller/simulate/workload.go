@@ -199,6 +199,7 @@ func (w *world) forget(sp *simPod) {
 	}
 	if !sp.running {
 		w.out.neverRan[sp.tier] = append(w.out.neverRan[sp.tier], w.clk.Since(sp.created))
+		w.waited(sp, false, w.clk.Now())
 	}
 	if sp.bound.IsZero() {
 		w.unbound--

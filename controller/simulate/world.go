@@ -79,6 +79,8 @@ type world struct {
 	out *systemResult
 	// observer watches the run (observer.go); nil for none.
 	observer observer
+	// waits finds why pods wait (waits.go); nil for a system it does not know.
+	waits *waitWatch
 }
 
 // simPod is a pod of a workload and its history.
@@ -143,6 +145,19 @@ func newWorld(s *Scenario, seed int64, name string) (*world, error) {
 	}
 	w.interruptions = newInterruptions(s)
 	return w, nil
+}
+
+// end is the last instant of the run.
+func (w *world) end() time.Time { return epoch.Add(w.s.Spec.Duration.Duration) }
+
+// poolOfNode is the NodePool of the instance behind a node, or "".
+func (w *world) poolOfNode(node string) string {
+	for _, in := range w.instances {
+		if in.node == node {
+			return in.labels[v1alpha1.LabelNodePool]
+		}
+	}
+	return ""
 }
 
 // elapsed is the virtual time since the start.

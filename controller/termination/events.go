@@ -13,6 +13,10 @@ import (
 // Event is one Kubernetes event about this controller's objects.
 type Event = stowevents.Event
 
+// ReasonEvictionRefused is the reason of the Warning event about a pod whose
+// eviction a PodDisruptionBudget refused.
+const ReasonEvictionRefused = "EvictionRefused"
+
 func drainingEvent(node *corev1.Node, pods int, deadline *time.Time) Event {
 	note := fmt.Sprintf("Draining %d pods", pods)
 	if deadline != nil {
@@ -35,7 +39,7 @@ func evictedEvent(pod *corev1.Pod) Event {
 }
 
 func evictionRefusedEvent(pod *corev1.Pod, err error) Event {
-	return Event{Regarding: pod, Type: corev1.EventTypeWarning, Reason: "EvictionRefused", Action: "Evict",
+	return Event{Regarding: pod, Type: corev1.EventTypeWarning, Reason: ReasonEvictionRefused, Action: "Evict",
 		Note: "Eviction refused, retrying: " + err.Error()}
 }
 

@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/stowage-dev/stowage/controller/simulate/report"
@@ -34,6 +35,13 @@ func stowage() report.System {
 	}}
 	s.Blocked = []report.Blocked{{At: start.Add(45 * time.Minute), Method: "single-node", Blocker: "pdb", Node: "ip-10-0-2-3",
 		Why: "PodDisruptionBudget default/web allows no disruption of pod default/web-1 now"}}
+	var waits report.Waits
+	for i := range 3 {
+		waits.Add(report.WaitNodeClassNotReady, "NodeClass gpu is not Ready: ResolutionFailed: no subnet matches its subnetSelectorTerms",
+			fmt.Sprintf("inference/vllm-%d", i), time.Duration(i+1)*time.Hour, false)
+	}
+	waits.Add(report.WaitShortage, "every offering nodeclaim gpu-x allows is short", "inference/vllm-9", 6*time.Minute, true)
+	s.Waits = waits.List()
 	s.Consolidations = []report.Consolidation{{At: start.Add(50 * time.Minute), Method: "single-node", Reason: "Underutilized",
 		Removed:        []report.Instance{{Name: "ip-10-0-2-9", Offering: report.Offering{InstanceType: "m6i.4xlarge", Zone: "us-east-1b", CapacityType: "on-demand"}}},
 		Replacements:   []report.Instance{{Offering: report.Offering{InstanceType: "m6i.xlarge", Zone: "us-east-1b", CapacityType: "spot"}}},

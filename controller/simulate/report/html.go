@@ -34,6 +34,7 @@ type section struct {
 	Consolidations [][]string
 	Methods        [][]string
 	Blocked        [][]string
+	Waits          [][]string
 }
 
 // WriteHTML writes a self-contained HTML page: inline CSS, inline SVG charts,
@@ -102,6 +103,9 @@ func systemSection(r *Report, s *System) section {
 	}
 	for _, k := range s.BlockedByKind() {
 		sec.Blocked = append(sec.Blocked, []string{k.Method, k.Blocker, fmt.Sprint(k.Nodes), k.Example})
+	}
+	for _, w := range s.Waits {
+		sec.Waits = append(sec.Waits, []string{fmt.Sprint(w.Pods), fmt.Sprint(w.NeverRan), formatDuration(w.Longest), w.Kind, w.Reason, w.Example})
 	}
 	return sec
 }

@@ -41,6 +41,16 @@ type jsonSystem struct {
 	Interruptions   []jsonInterruption  `json:"interruptions"`
 	Consolidations  []jsonConsolidation `json:"consolidations"`
 	Blocked         []jsonBlocked       `json:"blocked"`
+	Waits           []jsonWait          `json:"waits"`
+}
+
+type jsonWait struct {
+	Kind           string  `json:"kind"`
+	Reason         string  `json:"reason"`
+	Pods           int     `json:"pods"`
+	NeverRan       int     `json:"never_ran"`
+	LongestSeconds float64 `json:"longest_seconds"`
+	Example        string  `json:"example"`
 }
 
 type jsonTier struct {
@@ -171,7 +181,12 @@ func toJSONSystem(s *System) jsonSystem {
 		NodesTerminated: s.NodesTerminated, SavingsPerHour: round(s.SavingsPerHour(), moneyPlaces), PodsLost: s.PodsLost(),
 		Tiers: make([]jsonTier, 0, len(s.Tiers)), Series: toJSONSeries(&s.Series),
 		Fallbacks: make([]jsonFallback, 0, len(s.Fallbacks)), Interruptions: make([]jsonInterruption, 0, len(s.Interruptions)),
-		Consolidations: make([]jsonConsolidation, 0, len(s.Consolidations)), Blocked: make([]jsonBlocked, 0, len(s.Blocked))}
+		Consolidations: make([]jsonConsolidation, 0, len(s.Consolidations)), Blocked: make([]jsonBlocked, 0, len(s.Blocked)),
+		Waits: make([]jsonWait, 0, len(s.Waits))}
+	for _, w := range s.Waits {
+		js.Waits = append(js.Waits, jsonWait{Kind: w.Kind, Reason: w.Reason, Pods: w.Pods, NeverRan: w.NeverRan,
+			LongestSeconds: seconds(w.Longest), Example: w.Example})
+	}
 	for _, b := range s.Blocked {
 		js.Blocked = append(js.Blocked, jsonBlocked{At: formatTime(b.At), Method: b.Method, Blocker: b.Blocker, Node: b.Node, Why: b.Why})
 	}

@@ -65,6 +65,14 @@ type doc struct {
 			SavingsPerHour float64             `json:"savings_usd_per_hour"`
 		} `json:"consolidations"`
 		Blocked []map[string]string `json:"blocked"`
+		Waits   []struct {
+			Kind           string  `json:"kind"`
+			Reason         string  `json:"reason"`
+			Pods           int     `json:"pods"`
+			NeverRan       int     `json:"never_ran"`
+			LongestSeconds float64 `json:"longest_seconds"`
+			Example        string  `json:"example"`
+		} `json:"waits"`
 	} `json:"systems"`
 }
 
@@ -113,7 +121,10 @@ func TestJSONReadsBack(t *testing.T) {
 		{"savings", stow.Savings, 0.6},
 		{"disruption reason", stow.Consolidations[0].Reason, "Underutilized"},
 		{"blocked candidate", []string{stow.Blocked[0]["method"], stow.Blocked[0]["blocker"], stow.Blocked[0]["node"]}, []string{"single-node", "pdb", "ip-10-0-2-3"}},
-		{"empty lists are lists", ca.Consolidations != nil, true},
+		{"empty lists are lists", ca.Consolidations != nil && ca.Waits != nil, true},
+		{"waits, most pods first", []any{stow.Waits[0].Kind, stow.Waits[0].Pods, stow.Waits[0].NeverRan, stow.Waits[0].LongestSeconds, stow.Waits[0].Example},
+			[]any{"nodeclass-not-ready", 3, 3, 10800.0, "inference/vllm-0"}},
+		{"a wait of a pod that ran", []any{stow.Waits[1].Kind, stow.Waits[1].NeverRan}, []any{"shortage", 0}},
 	}
 	for _, c := range checks {
 		if gj, wj := mustJSON(t, c.got), mustJSON(t, c.want); gj != wj {

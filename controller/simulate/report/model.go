@@ -37,6 +37,9 @@ type System struct {
 	// Blocked are the candidates a disruption method wanted but could not
 	// disrupt, each time its blocker first appeared or changed.
 	Blocked []Blocked
+	// Waits say why pods waited: every pod that never ran or took longer
+	// than LongWait to run, grouped by what held it back, most pods first.
+	Waits []Wait
 }
 
 // Tier is the pod start-up record of one workload group.

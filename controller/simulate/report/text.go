@@ -25,7 +25,8 @@ const (
 
 // WriteText writes the terminal summary: headline figures and time to Running
 // per tier with systems side by side, then each system's fallbacks,
-// interruptions and consolidations. No line is wider than TextWidth.
+// interruptions, consolidations and why pods waited. No line is wider than
+// TextWidth.
 func WriteText(w io.Writer, r *Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\n", fit(fmt.Sprintf("Scenario %s, seed %d: %s from %s, sampled every %s",
@@ -106,6 +107,36 @@ func writeEvents(b *strings.Builder, r *Report, s *System) {
 		return fmt.Sprintf("%s  %s %s, %s, pods lost %d", formatOffset(in.Notice, r.Start), in.Instance.Name, in.Instance.Offering, ready, in.PodsLost)
 	})
 	writeDisruptions(b, r, s)
+	writeWaits(b, s)
+}
+
+// writeWaits writes why pods waited, grouped and counted: each group's
+// counts on one line, its reason wrapped under it.
+func writeWaits(b *strings.Builder, s *System) {
+	title := fmt.Sprintf("Why pods waited, %s (%d pods never ran or took over %s to run)", s.Name, s.WaitedPods(), formatDuration(LongWait))
+	writeList(b, title, len(s.Waits), func(i int) string {
+		w := s.Waits[i]
+		line := fmt.Sprintf("%d pods, %d never ran, longest %s, e.g. %s: %s", w.Pods, w.NeverRan, formatDuration(w.Longest), fit(w.Example, 40), w.Kind)
+		return line + "\n" + strings.Join(wrap(w.Reason, TextWidth-6), "\n")
+	})
+}
+
+// wrap breaks s into lines of at most width characters, at spaces where it
+// can, each but the first indented as writeList's lines are, plus two.
+func wrap(s string, width int) []string {
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= width:
+			line += " " + word
+		default:
+			out, line = append(out, "    "+fit(line, width)), word
+		}
+	}
+	return append(out, "    "+fit(line, width))
 }
 
 // writeDisruptions writes the disruption section: what each method did and
@@ -142,7 +173,9 @@ func writeList(b *strings.Builder, title string, n int, line func(int) string) {
 	}
 	b.WriteString(fit(title, TextWidth) + "\n")
 	for i := range min(n, textListLimit) {
-		b.WriteString(fit("  "+line(i), TextWidth) + "\n")
+		for _, l := range strings.Split("  "+line(i), "\n") {
+			b.WriteString(fit(l, TextWidth) + "\n")
+		}
 	}
 	if n > textListLimit {
 		fmt.Fprintf(b, "  ... %d more in the HTML and JSON reports\n", n-textListLimit)

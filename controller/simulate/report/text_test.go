@@ -41,6 +41,9 @@ func TestTextPutsSystemsSideBySide(t *testing.T) {
 		{"Cost per hour at the end ", []string{"$1.60/h", "$1.60/h"}},
 		{"  single-node (Underutilized)", []string{"1 commands", "removed 1", "launched 1", "saves $0.60/h"}},
 		{"  single-node by pdb", []string{"1 nodes", "ip-10-0-2-3: PodDisruptionBudget default/web"}},
+		{"Why pods waited, stowage", []string{"4 pods never ran or took over 5m00s to run"}},
+		{"  3 pods", []string{"3 never ran", "longest 3h00m00s", "inference/vllm-0", "nodeclass-not-ready"}},
+		{"    NodeClass gpu", []string{"is not Ready: ResolutionFailed: no subnet matches its subnetSelectorTerms"}},
 	}
 	for _, c := range checks {
 		line := rowOf(c.row)
