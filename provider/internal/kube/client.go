@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -113,4 +114,24 @@ func (c *Client) explain(plural string, err error) error {
 	}
 	return fmt.Errorf("%w: the cluster does not serve %s.%s; install Stowage's controller and CRDs first "+
 		"(the stowage_controller resource, referenced by depends_on), then apply again", ErrCRDMissing, plural, v1alpha1.Group)
+}
+
+// Replace writes obj whole (an update at its resourceVersion), under the
+// provider's field manager: every field it leaves out is removed, whichever
+// manager owned it.
+func (c *Client) Replace(ctx context.Context, plural string, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	out, err := c.dyn.Resource(Resource(plural)).Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
+	if err != nil {
+		return nil, fmt.Errorf("updating %s %s: %w", plural, obj.GetName(), err)
+	}
+	return out, nil
+}
+
+// KubernetesVersion is the API server's minor version, such as "1.37".
+func (c *Client) KubernetesVersion() (string, error) {
+	v, err := c.disc.ServerVersion()
+	if err != nil {
+		return "", fmt.Errorf("reading the cluster's Kubernetes version: %w", err)
+	}
+	return v.Major + "." + strings.TrimSuffix(v.Minor, "+"), nil
 }

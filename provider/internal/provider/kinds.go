@@ -41,7 +41,7 @@ var nodePoolKind = &kind{
 		"(field manager `terraform-provider-stowage`); only `name` forces replacement. A plan that changes what the " +
 		"pool's nodes carry for life (labels, annotations, taints, node class) warns with the number of nodes it drifts.",
 	goValidate: typedValidate[v1alpha1.NodePool],
-	own:        []*crdschema.Node{{Name: "allow_destroy_with_nodes", Kind: crdschema.Bool}},
+	own:        []*crdschema.Node{{Name: "allow_destroy_with_nodes", Kind: crdschema.Bool}, {Name: "adopt_existing", Kind: crdschema.Bool}},
 }
 
 var nodeClassKind = &kind{
@@ -50,6 +50,7 @@ var nodeClassKind = &kind{
 		"options, user data, kubelet settings). Written with server-side apply (field manager `terraform-provider-stowage`); " +
 		"only `name` forces replacement. A plan that changes what nodes fix at launch warns with the number of nodes it drifts.",
 	goValidate: typedValidate[v1alpha1.NodeClass],
+	own:        []*crdschema.Node{{Name: "adopt_existing", Kind: crdschema.Bool}},
 }
 
 // validatable is a v1alpha1 type with defaults and Go validation.

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/stowage-dev/stowage/provider/internal/crdschema"
 	"github.com/stowage-dev/stowage/provider/internal/kube"
@@ -61,10 +62,17 @@ func (r *objectResource) ownAttributes() map[string]schema.Attribute {
 			"such as `web-spot`. Changing it replaces the %s.", r.kind.kind, r.kind.kind),
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 	}
+	attrs["adopt_existing"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+		MarkdownDescription: fmt.Sprintf("Lets the create take over a %[1]s of the same name that already exists in the cluster "+
+			"(made with kubectl, Helm or another Terraform state), overwriting its fields with this configuration's. Without it, "+
+			"a create refuses such a %[1]s, at plan time when the cluster is reachable, and names the `import` block that "+
+			"brings it under Terraform unchanged.", r.kind.kind)}
 	if r.kind == nodePoolKind {
 		attrs["allow_destroy_with_nodes"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-			MarkdownDescription: "Lets `terraform destroy` (or removing the resource) delete the pool while it still has nodes, " +
-				"which are then drained and terminated. Set it to `true` and apply before destroying a pool that has nodes."}
+			MarkdownDescription: "Lets `terraform destroy`, removing the resource, or renaming the pool (which replaces it) delete " +
+				"the pool while it still has nodes, which are then drained and terminated; it takes effect in the same apply that " +
+				"sets it. Without it, such a plan fails, naming the nodes. With `lifecycle { create_before_destroy = true }` a " +
+				"rename creates the new pool before the old one drains, so that the pods have somewhere to go."}
 	}
 	return attrs
 }
@@ -108,6 +116,12 @@ func (r *objectResource) decode(v tftypes.Value, diags *diag.Diagnostics) *crdsc
 }
 
 func (r *objectResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if c := r.client(ctx, &resp.Diagnostics); c != nil {
+		r.checkCreate(ctx, c, req.Plan.Raw, &resp.Diagnostics)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	r.apply(ctx, req.Plan.Raw, &resp.Diagnostics)
 	if !resp.Diagnostics.HasError() {
 		resp.State.Raw = req.Plan.Raw
@@ -130,7 +144,12 @@ func (r *objectResource) apply(ctx context.Context, plan tftypes.Value, diags *d
 	if diags.HasError() {
 		return
 	}
-	if _, err := c.Apply(ctx, r.kind.plural, r.kind.object(d.Object)); err != nil {
+	desired := r.kind.object(d.Object)
+	applied, err := c.Apply(ctx, r.kind.plural, runtime.DeepCopyJSON(desired))
+	if err == nil {
+		err = r.converge(ctx, c, desired, applied)
+	}
+	if err != nil {
 		summary := "Applying the " + r.kind.kind
 		if errors.Is(err, kube.ErrCRDMissing) {
 			summary = "Stowage is not installed in the cluster"
@@ -162,8 +181,8 @@ func (r *objectResource) Read(ctx context.Context, req resource.ReadRequest, res
 	}
 	admission.Prune(root, obj.Object, prior.Object)
 	extra := map[string]tftypes.Value{"id": tftypes.NewValue(tftypes.String, name)}
-	if r.kind == nodePoolKind {
-		extra["allow_destroy_with_nodes"] = boolOr(req.State.Raw, "allow_destroy_with_nodes", false)
+	for _, own := range r.kind.own {
+		extra[own.Name] = boolOr(req.State.Raw, own.Name, false)
 	}
 	state, err := root.FromJSON(obj.Object, extra)
 	if err != nil {

@@ -49,19 +49,26 @@ func (r *objectResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		return
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), name)...)
-	if req.State.Raw.IsNull() || resp.Plan.Raw.Equal(req.State.Raw) || !resp.Plan.Raw.IsFullyKnown() {
+	if r.access == nil {
 		return
 	}
 	c, err := r.access.Client(ctx)
 	if err != nil {
-		return // the drift warning is advice: without the cluster there is nothing to count
+		return // the checks below are advice or repeated at apply: without the cluster there is nothing to check
+	}
+	if req.State.Raw.IsNull() {
+		r.refuseTakeover(ctx, c, resp.Plan.Raw, &resp.Diagnostics)
+		return
+	}
+	if resp.Plan.Raw.Equal(req.State.Raw) || !resp.Plan.Raw.IsFullyKnown() {
+		return
 	}
 	planned := r.decode(resp.Plan.Raw, &resp.Diagnostics)
 	prior := r.decode(req.State.Raw, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	w, err := r.kind.drift(ctx, c, r.kind.object(prior.Object), r.kind.object(planned.Object))
+	w, err := r.kind.drift(ctx, c, &lazyResolver{access: r.access, kube: c}, r.kind.object(prior.Object), r.kind.object(planned.Object))
 	if err != nil {
 		resp.Diagnostics.AddWarning("Counting the nodes this change drifts", err.Error())
 		return
