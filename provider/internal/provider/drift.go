@@ -9,7 +9,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
@@ -215,11 +214,10 @@ func decodeStored(k *kind, obj map[string]any, into any) error {
 	return nil
 }
 
-// guardDestroy fails when the pool still has nodes and allow (the state's
-// allow_destroy_with_nodes) is not true.
-func (r *objectResource) guardDestroy(ctx context.Context, c *kube.Client, name string, allow tftypes.Value, diags *diag.Diagnostics) {
-	var ok bool
-	if allow.As(&ok) == nil && ok {
+// guardDestroy fails when the pool still has nodes and its destroy is not
+// allowed (destroyAllowed).
+func (r *objectResource) guardDestroy(ctx context.Context, c *kube.Client, name string, allow bool, diags *diag.Diagnostics) {
+	if allow {
 		return
 	}
 	claims, err := c.NodeClaims(ctx, v1alpha1.LabelNodePool+"="+name)

@@ -9,8 +9,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/stowage-dev/stowage/provider/internal/crdschema"
+	"github.com/stowage-dev/stowage/provider/internal/kube"
 )
 
 // ValidateConfig checks the configuration with the rules the API server and
@@ -36,8 +38,11 @@ func (r *objectResource) ValidateConfig(ctx context.Context, req resource.Valida
 	}
 }
 
-// ModifyPlan plans id, warns about the nodes a change drifts, and refuses to
-// destroy a pool that still has nodes unless allow_destroy_with_nodes is set.
+// ModifyPlan plans id; keeps the state's spelling of a duration or quantity
+// the configuration writes otherwise; refuses to take over an object that
+// exists, to rename or destroy a pool that still has nodes unless
+// allow_destroy_with_nodes is set, and a node_class_ref to a NodeClass that
+// exists nowhere; and warns about the nodes a change drifts.
 func (r *objectResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		r.planDestroy(ctx, req, resp)
@@ -45,14 +50,20 @@ func (r *objectResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	}
 	var name types.String
 	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("name"), &name)...)
-	if resp.Diagnostics.HasError() || name.IsUnknown() {
+	if resp.Diagnostics.HasError() || name.IsUnknown() || r.access == nil {
 		return
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), name)...)
-	if r.access == nil {
-		return
+	if !req.State.Raw.IsNull() {
+		r.keepEquivalentSpellings(req.State.Raw, resp)
+	}
+	if r.kind == nodeClassKind {
+		r.access.planClass(name.ValueString())
 	}
 	c, err := r.access.Client(ctx)
+	if r.kind == nodePoolKind {
+		r.checkClassRef(ctx, c, err, resp.Plan.Raw, &resp.Diagnostics)
+	}
 	if err != nil {
 		return // the checks below are advice or repeated at apply: without the cluster there is nothing to check
 	}
@@ -60,11 +71,18 @@ func (r *objectResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		r.refuseTakeover(ctx, c, resp.Plan.Raw, &resp.Diagnostics)
 		return
 	}
-	if resp.Plan.Raw.Equal(req.State.Raw) || !resp.Plan.Raw.IsFullyKnown() {
+	if r.kind == nodePoolKind {
+		r.planRename(ctx, c, req.State.Raw, resp)
+	}
+	if resp.Diagnostics.HasError() || resp.Plan.Raw.Equal(req.State.Raw) || !resp.Plan.Raw.IsFullyKnown() {
 		return
 	}
+	r.warnDrift(ctx, c, req.State.Raw, resp)
+}
+
+func (r *objectResource) warnDrift(ctx context.Context, c *kube.Client, state tftypes.Value, resp *resource.ModifyPlanResponse) {
 	planned := r.decode(resp.Plan.Raw, &resp.Diagnostics)
-	prior := r.decode(req.State.Raw, &resp.Diagnostics)
+	prior := r.decode(state, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -91,7 +109,7 @@ func (r *objectResource) planDestroy(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	name, _ := d.Object["metadata"].(map[string]any)["name"].(string)
-	r.guardDestroy(ctx, c, name, boolOr(req.State.Raw, "allow_destroy_with_nodes", false), &resp.Diagnostics)
+	r.guardDestroy(ctx, c, name, destroyAllowed(ctx, req.State.Raw, nil), &resp.Diagnostics)
 }
 
 // requireBlocks marks blocks the CRD requires: Terraform blocks cannot be
@@ -135,5 +153,17 @@ func (requiredList) ValidateList(_ context.Context, req validator.ListRequest, r
 	if !req.ConfigValue.IsUnknown() && len(req.ConfigValue.Elements()) == 0 {
 		resp.Diagnostics.AddAttributeError(req.Path, "Missing "+req.Path.String()+" block",
 			fmt.Sprintf("add at least one %s { ... } block", req.Path))
+	}
+}
+
+// keepEquivalentSpellings plans the state's spelling of every duration and
+// quantity the configuration spells otherwise (crdschema.Node.KeepEquivalent).
+func (r *objectResource) keepEquivalentSpellings(state tftypes.Value, resp *resource.ModifyPlanResponse) {
+	root, _, err := r.kind.load()
+	if err != nil {
+		return
+	}
+	if v, err := root.KeepEquivalent(resp.Plan.Raw, state); err == nil {
+		resp.Plan.Raw = v
 	}
 }
