@@ -179,7 +179,11 @@ func (r *objectResource) Read(ctx context.Context, req resource.ReadRequest, res
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	admission.Prune(root, obj.Object, prior.Object)
+	if _, read := prior.Object["spec"]; read {
+		admission.Prune(root, obj.Object, prior.Object)
+	} else {
+		admission.PruneImported(root, obj.Object, writtenFields(obj))
+	}
 	extra := map[string]tftypes.Value{"id": tftypes.NewValue(tftypes.String, name)}
 	for _, own := range r.kind.own {
 		extra[own.Name] = boolOr(req.State.Raw, own.Name, false)
