@@ -122,27 +122,26 @@ func (r *objectResource) Create(ctx context.Context, req resource.CreateRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	r.apply(ctx, req.Plan.Raw, &resp.Diagnostics)
-	if !resp.Diagnostics.HasError() {
+	if r.apply(ctx, req.Plan.Raw, &resp.Diagnostics) {
 		resp.State.Raw = req.Plan.Raw
 	}
 }
 
 func (r *objectResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.apply(ctx, req.Plan.Raw, &resp.Diagnostics)
-	if !resp.Diagnostics.HasError() {
+	if r.apply(ctx, req.Plan.Raw, &resp.Diagnostics) {
 		resp.State.Raw = req.Plan.Raw
 	}
 }
 
 // apply writes the planned object: the configured fields, owned by the
-// provider's field manager, so that a field removed from the configuration is
-// removed from the object.
-func (r *objectResource) apply(ctx context.Context, plan tftypes.Value, diags *diag.Diagnostics) {
+// provider's field manager, with any other field removed (converge). It
+// reports whether the object was written: a pool written whose NodeClass
+// exists nowhere is an error, and its state is kept (Terraform taints it).
+func (r *objectResource) apply(ctx context.Context, plan tftypes.Value, diags *diag.Diagnostics) bool {
 	d := r.decode(plan, diags)
 	c := r.client(ctx, diags)
 	if diags.HasError() {
-		return
+		return false
 	}
 	desired := r.kind.object(d.Object)
 	applied, err := c.Apply(ctx, r.kind.plural, runtime.DeepCopyJSON(desired))
@@ -155,7 +154,14 @@ func (r *objectResource) apply(ctx context.Context, plan tftypes.Value, diags *d
 			summary = "Stowage is not installed in the cluster"
 		}
 		diags.AddError(summary, err.Error())
+		return false
 	}
+	if r.kind == nodePoolKind {
+		if err := awaitClass(ctx, c, applied.GetName(), classRefName(plan)); err != nil {
+			diags.AddAttributeError(path.Root("node_class_ref").AtName("name"), "Pool "+applied.GetName()+" is not Ready", err.Error())
+		}
+	}
+	return true
 }
 
 func (r *objectResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -209,7 +215,7 @@ func (r *objectResource) Delete(ctx context.Context, req resource.DeleteRequest,
 			return
 		}
 	}
-	if err := c.Delete(ctx, r.kind.plural, name); err != nil {
+	if err := r.deleteAndDrain(ctx, c, name); err != nil {
 		resp.Diagnostics.AddError("Deleting the "+r.kind.kind, err.Error())
 	}
 }
