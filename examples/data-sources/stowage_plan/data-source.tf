@@ -33,16 +33,32 @@ data "stowage_plan" "peak" {
 
   # What if g5.12xlarge is short in us-east-1a tonight?
   unavailable = ["g5.12xlarge:us-east-1a"]
+
+  # A postcondition fails the plan (exit code 1, nothing applied) when it
+  # does not hold: here, when the policy cannot place the peak.
+  lifecycle {
+    postcondition {
+      condition     = length(self.unschedulable) == 0
+      error_message = "unschedulable at the peak: ${jsonencode(self.unschedulable)}"
+    }
+  }
 }
 
 output "peak_cost_per_hour" {
   value = data.stowage_plan.peak.cost_per_hour
 }
 
-# Fail the plan when the policy cannot place the peak.
-check "peak_fits" {
+# Pods a higher-weight pool could not take, with why (the plan also prints
+# them as warnings).
+output "peak_fallbacks" {
+  value = data.stowage_plan.peak.fallbacks
+}
+
+# A check block only warns: the plan prints the failed assertion and
+# succeeds. Use it for what should be looked at, not what must stop a change.
+check "peak_cost" {
   assert {
-    condition     = length(data.stowage_plan.peak.unschedulable) == 0
-    error_message = "unschedulable at the peak: ${jsonencode(data.stowage_plan.peak.unschedulable)}"
+    condition     = data.stowage_plan.peak.cost_per_hour < 40
+    error_message = "the peak costs ${data.stowage_plan.peak.cost_per_hour} $/h, more than the 40 $/h budgeted"
   }
 }
