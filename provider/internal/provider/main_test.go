@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -30,7 +29,7 @@ var bed struct {
 
 // providers runs the provider in the test process; terraform reaches it over gRPC.
 var providers = map[string]func() (tfprotov6.ProviderServer, error){
-	"stowage": providerserver.NewProtocol6WithError(provider.New("test")()),
+	"stowage": provider.NewServer("test"),
 }
 
 // TestMain makes the acceptance tests run under a plain `go test`: it points
