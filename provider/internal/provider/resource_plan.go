@@ -112,8 +112,8 @@ func (r *objectResource) planDestroy(ctx context.Context, req resource.ModifyPla
 	r.guardDestroy(ctx, c, name, destroyAllowed(ctx, req.State.Raw, nil), &resp.Diagnostics)
 }
 
-// requireBlocks marks blocks the CRD requires: Terraform blocks cannot be
-// Required, so a validator says so, naming the block.
+// requireBlocks marks blocks the CRD requires with a validator naming the
+// block; NewServer also makes them required in the schema Terraform reads.
 func requireBlocks(root *crdschema.Node, blocks map[string]schema.Block) {
 	for _, c := range root.Children {
 		if !c.Required {
@@ -122,11 +122,10 @@ func requireBlocks(root *crdschema.Node, blocks map[string]schema.Block) {
 		switch b := blocks[c.Name].(type) {
 		case schema.SingleNestedBlock:
 			b.Validators = append(b.Validators, requiredObject{})
-			b.MarkdownDescription = "Required. " + b.MarkdownDescription
 			blocks[c.Name] = b
 		case schema.ListNestedBlock:
 			b.Validators = append(b.Validators, requiredList{})
-			b.MarkdownDescription = "Required, at least one. " + b.MarkdownDescription
+			b.MarkdownDescription = "At least one. " + b.MarkdownDescription
 			blocks[c.Name] = b
 		}
 	}
