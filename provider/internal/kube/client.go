@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -134,4 +136,18 @@ func (c *Client) KubernetesVersion() (string, error) {
 		return "", fmt.Errorf("reading the cluster's Kubernetes version: %w", err)
 	}
 	return v.Major + "." + strings.TrimSuffix(v.Minor, "+"), nil
+}
+
+// Annotate sets one annotation of an object (a merge patch under the
+// provider's field manager); an object that is gone is not an error.
+func (c *Client) Annotate(ctx context.Context, plural, name, key, value string) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{key: value}}})
+	if err != nil {
+		return err
+	}
+	_, err = c.dyn.Resource(Resource(plural)).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("annotating %s %s: %w", plural, name, err)
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
@@ -216,8 +217,13 @@ func decodeStored(k *kind, obj map[string]any, into any) error {
 
 // guardDestroy fails when the pool still has nodes and its destroy is not
 // allowed (destroyAllowed).
-func (r *objectResource) guardDestroy(ctx context.Context, c *kube.Client, name string, allow bool, diags *diag.Diagnostics) {
-	if allow {
+func (r *objectResource) guardDestroy(ctx context.Context, c *kube.Client, name string, state tftypes.Value, private privateGetter, diags *diag.Diagnostics) {
+	allowed, err := destroyAllowed(ctx, c, name, state, private)
+	if err != nil {
+		diags.AddError("Reading pool "+name, err.Error())
+		return
+	}
+	if allowed {
 		return
 	}
 	claims, err := c.NodeClaims(ctx, v1alpha1.LabelNodePool+"="+name)

@@ -210,7 +210,7 @@ func (r *objectResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	}
 	name, _ := d.Object["metadata"].(map[string]any)["name"].(string)
 	if r.kind == nodePoolKind {
-		r.guardDestroy(ctx, c, name, destroyAllowed(ctx, req.State.Raw, req.Private), &resp.Diagnostics)
+		r.guardDestroy(ctx, c, name, req.State.Raw, req.Private, &resp.Diagnostics)
 		if resp.Diagnostics.HasError() {
 			return
 		}

@@ -109,7 +109,7 @@ func (r *objectResource) planDestroy(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	name, _ := d.Object["metadata"].(map[string]any)["name"].(string)
-	r.guardDestroy(ctx, c, name, destroyAllowed(ctx, req.State.Raw, nil), &resp.Diagnostics)
+	r.guardDestroy(ctx, c, name, req.State.Raw, req.Private, &resp.Diagnostics)
 }
 
 // requireBlocks marks blocks the CRD requires with a validator naming the

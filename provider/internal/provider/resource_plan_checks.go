@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -13,10 +14,17 @@ import (
 	"github.com/stowage-dev/stowage/provider/internal/kube"
 )
 
-// privateDestroyWithNodes marks, in a replacement's planned private state,
-// that the plan allowed the old pool to go with its nodes: Delete sees the
-// prior state, whose allow_destroy_with_nodes the same change may have set.
-const privateDestroyWithNodes = "destroy_with_nodes"
+// privateReplaces holds, in the planned private state of a replacement
+// allowed to drop the old pool's nodes, the old pool's name (a JSON string);
+// Terraform hands it to the old pool's Delete (without create_before_destroy).
+const privateReplaces = "replaces"
+
+// annotationReplacedBy marks, at plan time, a pool that a rename allowed to
+// go with its nodes, with the new pool's name. With create_before_destroy
+// the old pool is destroyed as a deposed object, planned from its own state
+// (whose allow_destroy_with_nodes is the old one) and without the
+// replacement's private state: the mark, and the new pool existing, allow it.
+const annotationReplacedBy = v1alpha1.Group + "/terraform-replaced-by"
 
 // planRename checks a pool's rename, which replaces it: while the old pool
 // has nodes, it needs allow_destroy_with_nodes in the same change, and the
@@ -45,25 +53,55 @@ func (r *objectResource) planRename(ctx context.Context, c *kube.Client, state t
 				"allow_destroy_with_nodes = true in the same change (it takes effect in this apply). %s", from, nodeCount(len(claims)), cbd))
 		return
 	}
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDestroyWithNodes, []byte("true"))...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateReplaces, []byte(strconv.Quote(from)))...)
+	if err := c.Annotate(ctx, nodePoolKind.plural, from, annotationReplacedBy, to); err != nil {
+		resp.Diagnostics.AddWarning("Marking pool "+from+" as replaced", err.Error()+"; with create_before_destroy, its destroy "+
+			"will need allow_destroy_with_nodes applied to it first")
+	}
 	resp.Diagnostics.AddWarning(fmt.Sprintf("Renaming pool %s to %s drains its %s", from, to, nodeCount(len(claims))),
 		fmt.Sprintf("the rename replaces the pool: pool %s is deleted and its %s drained and terminated. %s", from, nodeCount(len(claims)), cbd))
 }
 
-// destroyAllowed reports whether the state or the plan that replaces the
-// pool allows it to go with its nodes.
-func destroyAllowed(ctx context.Context, state tftypes.Value, private interface {
+// privateGetter reads a private state (the framework's privatestate.ProviderData).
+type privateGetter interface {
 	GetKey(context.Context, string) ([]byte, diag.Diagnostics)
-}) bool {
+}
+
+// replacedPool is the old pool's name a replacing plan recorded, or "".
+func replacedPool(ctx context.Context, private privateGetter) string {
+	if private == nil {
+		return ""
+	}
+	raw, _ := private.GetKey(ctx, privateReplaces)
+	name, err := strconv.Unquote(string(raw))
+	if err != nil {
+		return ""
+	}
+	return name
+}
+
+// destroyAllowed reports whether pool name may go with its nodes: its
+// state's allow_destroy_with_nodes, the replacement's private state (for
+// Delete), or the mark a rename's plan left on it, once the pool that
+// replaces it exists.
+func destroyAllowed(ctx context.Context, c *kube.Client, name string, state tftypes.Value, private privateGetter) (bool, error) {
 	var ok bool
 	if boolOr(state, "allow_destroy_with_nodes", false).As(&ok) == nil && ok {
-		return true
+		return true, nil
 	}
-	if private == nil {
-		return false
+	if replacedPool(ctx, private) == name {
+		return true, nil
 	}
-	v, _ := private.GetKey(ctx, privateDestroyWithNodes)
-	return string(v) == "true"
+	obj, err := c.Get(ctx, nodePoolKind.plural, name)
+	by := ""
+	if obj != nil {
+		by = obj.GetAnnotations()[annotationReplacedBy]
+	}
+	if err != nil || by == "" {
+		return false, err
+	}
+	successor, err := c.Get(ctx, nodePoolKind.plural, by)
+	return successor != nil, err
 }
 
 // checkClassRef fails the plan of a pool whose node_class_ref names a
