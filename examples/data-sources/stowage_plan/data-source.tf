@@ -33,19 +33,18 @@ data "stowage_plan" "peak" {
 
   # What if g5.12xlarge is short in us-east-1a tonight?
   unavailable = ["g5.12xlarge:us-east-1a"]
-
-  # A postcondition fails the plan (exit code 1, nothing applied) when it
-  # does not hold: here, when the policy cannot place the peak.
-  lifecycle {
-    postcondition {
-      condition     = length(self.unschedulable) == 0
-      error_message = "unschedulable at the peak: ${jsonencode(self.unschedulable)}"
-    }
-  }
 }
 
+# An output's precondition fails the plan (an error, nothing applied) when
+# the policy cannot place the peak. (A postcondition in the data source's
+# lifecycle would make Terraform read it only during apply, once the pools
+# exist: too late to stop the change.)
 output "peak_cost_per_hour" {
   value = data.stowage_plan.peak.cost_per_hour
+  precondition {
+    condition     = length(data.stowage_plan.peak.unschedulable) == 0
+    error_message = "unschedulable at the peak: ${jsonencode(data.stowage_plan.peak.unschedulable)}"
+  }
 }
 
 # Pods a higher-weight pool could not take, with why (the plan also prints

@@ -69,7 +69,7 @@ resource "stowage_node_pool" "imported" {
 	if got, _, _ := unstructuredString(u.Object, "spec", "template", "spec", "expireAfter"); got != "720h0m0s" {
 		t.Errorf("expireAfter rewritten to %q by an import that changes nothing", got)
 	}
-	e.MustRun(t, dir, "state", "rm", "stowage_node_pool.imported") // the kubectl object's cleanup deletes it
+	e.MustRun(t, dir, "destroy", "-input=false", "-auto-approve")
 }
 
 // TestASelectorChangeWarnsOfTheNodesOutsideIt: a class's image selector

@@ -9,7 +9,7 @@ import (
 // whyConfig is the docs' pair used together: a spot pool with min_values 2
 // on the zone (and, with fallback, an on-demand pool of lower weight behind
 // it) and a stowage_plan of 48 web pods spread over the zones; assertion is
-// a check block or the data source's postcondition.
+// a check block or a precondition of an output.
 func whyConfig(fallback bool, assertion string) string {
 	onDemand, pools := "", "[stowage_node_pool.spot]"
 	if fallback {
@@ -34,15 +34,13 @@ resource "stowage_node_pool" "on_demand" {
 }`
 		pools = "[stowage_node_pool.spot, stowage_node_pool.on_demand]"
 	}
-	postcondition, check := "", ""
+	precondition, check := "", ""
 	switch assertion {
-	case "postcondition":
-		postcondition = `
-  lifecycle {
-    postcondition {
-      condition     = length(self.unschedulable) == 0
-      error_message = "unschedulable at the peak"
-    }
+	case "precondition":
+		precondition = `
+  precondition {
+    condition     = length(data.stowage_plan.peak.unschedulable) == 0
+    error_message = "unschedulable at the peak"
   }`
 	case "check":
 		check = `
@@ -110,7 +108,7 @@ data "stowage_plan" "peak" {
     topology_spread {
       topology_key = "topology.kubernetes.io/zone"
     }
-  }%s
+  }
 }
 %s
 
@@ -119,15 +117,15 @@ output "unschedulable_reason" {
 }
 
 output "cost_per_hour" {
-  value = data.stowage_plan.peak.cost_per_hour
+  value = data.stowage_plan.peak.cost_per_hour%s
 }
-`, onDemand, pools, postcondition, check)
+`, onDemand, pools, check, precondition)
 }
 
 // TestThePlanSaysWhyPodsGoWhereTheyGo: the zone spread pins each new node to
 // one zone, which min_values 2 on the zone cannot allow: the unschedulable
-// reason names the min_values; a check block only warns, a postcondition
-// fails the plan; and with an on-demand pool behind, the plan says, as a
+// reason names the min_values; a check block only warns, an output's
+// precondition fails the plan; and with an on-demand pool behind, the plan says, as a
 // warning, that the pods fell back to it and why.
 func TestThePlanSaysWhyPodsGoWhereTheyGo(t *testing.T) {
 	e := newCLIEnv(t)
@@ -141,10 +139,11 @@ func TestThePlanSaysWhyPodsGoWhereTheyGo(t *testing.T) {
 		t.Errorf("the reason names the spread:\n%s", plan)
 	}
 
-	e.write(t, dir, whyConfig(false, "postcondition"))
-	e.expectFail(t, dir, []string{"Error: Resource postcondition failed", "unschedulable at the peak"}, "plan", "-input=false")
+	e.write(t, dir, whyConfig(false, "precondition"))
+	out := e.expectFail(t, dir, []string{"Error: Module output value precondition failed", "unschedulable at the peak"}, "plan", "-input=false")
+	t.Logf("terraform plan with an output's precondition:\n%s", out)
 
-	e.write(t, dir, whyConfig(true, "postcondition"))
+	e.write(t, dir, whyConfig(true, "precondition"))
 	plan = e.MustRun(t, dir, "plan", "-input=false")
 	t.Logf("terraform plan with an on-demand fallback pool:\n%s", plan)
 	expectSays(t, plan, "Warning: 48 pods fell back to pool why-on-demand",

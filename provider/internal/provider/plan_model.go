@@ -41,9 +41,9 @@ func planSchema() schema.Schema {
 			"this configuration and a declared workload, during `terraform plan`: the nodes it would launch by pool, instance type, " +
 			"zone and capacity type, their cost per hour, and every pod it could not place, with the reason. Pass the resources " +
 			"through a local (`locals { pools = [stowage_node_pool.web] }`, then `node_pools = local.pools`): their configured " +
-			"values are known at plan time, so the data source is read during the plan. A `postcondition` in its `lifecycle` (or a " +
-			"`precondition` of a resource that reads it) fails the plan on its result; a `check` block only warns, and the plan " +
-			"succeeds. Pods placed on a pool while a pool of higher weight exists are listed in `fallbacks`, and printed as " +
+			"values are known at plan time, so the data source is read during the plan. A `precondition` of an `output` (or of a resource) " +
+			"that reads it fails the plan on its result; a `check` block only warns, and the plan succeeds. (A `postcondition` " +
+			"in the data source's own `lifecycle` makes Terraform defer its read to apply.) Pods placed on a pool while a pool of higher weight exists are listed in `fallbacks`, and printed as " +
 			"warnings, with why the higher-weight pool could not take them. (Terraform defers to apply a data source that references a managed resource with pending " +
 			"changes directly, but not one that reads its planned values through a local.) Instance types and " +
 			"prices come from the built-in catalogue (us-east-1, three zones).",
