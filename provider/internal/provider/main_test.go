@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -105,23 +106,23 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "building a client: %v\n", err)
 		return 1
 	}
-	if err := createDefaultClass(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "creating NodeClass default: %v\n", err)
-		return 1
-	}
 	os.Setenv("KUBE_CONFIG_PATH", cp.KubeconfigPath)
 	return m.Run()
 }
 
-// createDefaultClass makes the NodeClass "default" the tests' pools name
-// (a pool's plan fails on a class that exists nowhere).
-func createDefaultClass(ctx context.Context) error {
+// defaultClass makes the NodeClass "default" the tests' pools name (a
+// pool's plan fails on a class that exists nowhere), unless it exists; the
+// stowage_controller tests remove the CRDs, and every object with them.
+func defaultClass(t *testing.T) {
+	t.Helper()
 	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "stowage.dev/v1alpha1", "kind": "NodeClass",
 		"metadata": map[string]any{"name": "default"},
 		"spec": map[string]any{"role": "StowageNodeRole-acc",
 			"amiSelectorTerms":           []any{map[string]any{"alias": "al2023@latest"}},
 			"subnetSelectorTerms":        []any{map[string]any{"tags": map[string]any{"stowage.dev/discovery": "acc"}}},
 			"securityGroupSelectorTerms": []any{map[string]any{"tags": map[string]any{"stowage.dev/discovery": "acc"}}}}}}
-	_, err := bed.dyn.Resource(kube.Resource("nodeclasses")).Create(ctx, obj, metav1.CreateOptions{})
-	return err
+	_, err := bed.dyn.Resource(kube.Resource("nodeclasses")).Create(context.Background(), obj, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("creating NodeClass default: %v", err)
+	}
 }
