@@ -150,7 +150,7 @@ func TestRenamingAPoolWithNodes(t *testing.T) {
 	e.eventually(t, func() error {
 		select {
 		case <-done:
-			return fmt.Errorf("the apply returned while the old pool's nodes drain (%v):\n%s", err, out)
+			t.Fatalf("the apply returned while the old pool's nodes drain (%v):\n%s", err, out)
 		default:
 		}
 		if !e.exists(t, "nodepools", "rename-new") {
@@ -234,7 +234,7 @@ resource "stowage_node_class" "c" {
 	e.eventually(t, func() error {
 		select {
 		case <-done:
-			return fmt.Errorf("destroy returned while the pool's node drains (%v):\n%s", err, out)
+			t.Fatalf("destroy returned while the pool's node drains (%v):\n%s", err, out)
 		default:
 		}
 		if e.exists(t, "nodepools", "drain") || e.get(t, "nodeclaims", "drain-0").GetDeletionTimestamp() == nil {
