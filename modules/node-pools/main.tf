@@ -81,10 +81,10 @@ locals {
 resource "stowage_node_class" "general" {
   count = var.web.enabled || var.batch.enabled ? 1 : 0
 
-  name = "${var.name_prefix}general"
+  name           = "${var.name_prefix}general"
   adopt_existing = var.adopt_existing
-  role = var.node_role
-  tags = var.tags
+  role           = var.node_role
+  tags           = var.tags
 
   ami_selector_term {
     alias = "bottlerocket@latest"
@@ -100,10 +100,10 @@ resource "stowage_node_class" "general" {
 resource "stowage_node_class" "gpu" {
   count = var.gpu_inference.enabled ? 1 : 0
 
-  name = "${var.name_prefix}gpu"
+  name           = "${var.name_prefix}gpu"
   adopt_existing = var.adopt_existing
-  role = var.node_role
-  tags = var.tags
+  role           = var.node_role
+  tags           = var.tags
 
   ami_selector_term {
     alias = "al2023@latest"
@@ -128,10 +128,10 @@ resource "stowage_node_class" "gpu" {
 resource "stowage_node_class" "gpu_training" {
   count = var.gpu_training.enabled ? 1 : 0
 
-  name = "${var.name_prefix}gpu-training"
+  name           = "${var.name_prefix}gpu-training"
   adopt_existing = var.adopt_existing
-  role = var.node_role
-  tags = var.tags
+  role           = var.node_role
+  tags           = var.tags
 
   ami_selector_term {
     alias = "al2023@latest"
