@@ -2,6 +2,7 @@ package clitest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -176,4 +177,23 @@ func (e *cliEnv) eventually(t *testing.T, check func() error) {
 
 func unstructuredString(obj map[string]any, fields ...string) (string, bool, error) {
 	return unstructured.NestedString(obj, fields...)
+}
+
+// classResource is a stowage_node_class the API server accepts.
+func classResource(resourceName, name string) string {
+	return fmt.Sprintf(`
+resource "stowage_node_class" %q {
+  name = %q
+  role = "StowageNodeRole-users"
+  ami_selector_term {
+    alias = "al2023@latest"
+  }
+  subnet_selector_term {
+    tags = { "stowage.dev/discovery" = "users" }
+  }
+  security_group_selector_term {
+    tags = { "stowage.dev/discovery" = "users" }
+  }
+}
+`, resourceName, name)
 }

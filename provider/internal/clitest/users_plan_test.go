@@ -51,21 +51,7 @@ check "peak_fits" {
   }
 }`
 	}
-	return fmt.Sprintf(`
-resource "stowage_node_class" "web" {
-  name = "why-class"
-  role = "StowageNodeRole-users"
-  ami_selector_term {
-    alias = "al2023@latest"
-  }
-  subnet_selector_term {
-    tags = { "stowage.dev/discovery" = "users" }
-  }
-  security_group_selector_term {
-    tags = { "stowage.dev/discovery" = "users" }
-  }
-}
-
+	return classResource("web", "why-class") + fmt.Sprintf(`
 resource "stowage_node_pool" "spot" {
   name   = "why-spot"
   weight = 100

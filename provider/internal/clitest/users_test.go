@@ -207,21 +207,7 @@ provider "stowage" {
 func TestDestroyWaitsForTheNodesToDrain(t *testing.T) {
 	e := newCLIEnv(t)
 	e.installCRDs(t)
-	dir := e.userDir(t, `
-resource "stowage_node_class" "c" {
-  name = "drain-class"
-  role = "StowageNodeRole-users"
-  ami_selector_term {
-    alias = "al2023@latest"
-  }
-  subnet_selector_term {
-    tags = { "stowage.dev/discovery" = "users" }
-  }
-  security_group_selector_term {
-    tags = { "stowage.dev/discovery" = "users" }
-  }
-}
-`+pool("drain", "${stowage_node_class.c.name}", "  allow_destroy_with_nodes = true"))
+	dir := e.userDir(t, classResource("c", "drain-class")+pool("drain", "${stowage_node_class.c.name}", "  allow_destroy_with_nodes = true"))
 	e.MustRun(t, dir, "apply", "-input=false", "-auto-approve")
 	e.claim(t, "drain-0", "drain", "drain-class", nil, "example.com/draining")
 	done := make(chan struct{})
