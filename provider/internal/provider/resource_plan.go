@@ -125,7 +125,6 @@ func requireBlocks(root *crdschema.Node, blocks map[string]schema.Block) {
 			blocks[c.Name] = b
 		case schema.ListNestedBlock:
 			b.Validators = append(b.Validators, requiredList{})
-			b.MarkdownDescription = "At least one. " + b.MarkdownDescription
 			blocks[c.Name] = b
 		}
 	}
