@@ -185,6 +185,7 @@ func (r *objectResource) Read(ctx context.Context, req resource.ReadRequest, res
 		resp.State.RemoveResource(ctx)
 		return
 	}
+	// An imported state holds the name alone: keep what a field manager wrote.
 	if _, read := prior.Object["spec"]; read {
 		admission.Prune(root, obj.Object, prior.Object)
 	} else {
