@@ -121,7 +121,8 @@ func TestNarrowingARequirementWarnsOfTheNodesItDrifts(t *testing.T) {
 // TestRenamingAPoolWithNodes: the plan says a rename replaces a pool that
 // has nodes; allow_destroy_with_nodes set in the same change lets the apply
 // through; with create_before_destroy the new pool exists while the old
-// one's nodes still drain, and the apply waits for them.
+// one's nodes still drain, and the apply waits for them; without it the old
+// pool goes first, and the apply creates the new one without waiting.
 func TestRenamingAPoolWithNodes(t *testing.T) {
 	e := newCLIEnv(t)
 	e.installCRDs(t)
@@ -172,6 +173,17 @@ func TestRenamingAPoolWithNodes(t *testing.T) {
 		t.Fatalf("the rename's apply failed: %v\n%s", err, out)
 	}
 	expectSays(t, out, "Apply complete! Resources: 1 added, 0 changed, 1 destroyed.")
+
+	// Without create_before_destroy the old pool goes first; the apply
+	// creates its successor without waiting for the old nodes to drain.
+	e.claim(t, "rename-new-0", "rename-new", "rename-class", nil, "example.com/draining")
+	e.write(t, dir, pool("rename-third", "rename-class", "  allow_destroy_with_nodes = true"))
+	out = e.MustRun(t, dir, "apply", "-input=false", "-auto-approve")
+	expectSays(t, out, "Apply complete! Resources: 1 added, 0 changed, 1 destroyed.")
+	if !e.exists(t, "nodepools", "rename-third") || e.get(t, "nodeclaims", "rename-new-0").GetDeletionTimestamp() == nil {
+		t.Errorf("after the rename without create_before_destroy: rename-third exists %v; the old pool's claim must be draining",
+			e.exists(t, "nodepools", "rename-third"))
+	}
 }
 
 // TestANodeClassRefToNothing: the plan fails on a node_class_ref that names

@@ -20,14 +20,14 @@ import (
 // terminationGracePeriod and the PDBs of its pods).
 var drainTimeout = 15 * time.Minute
 
-// deleteAndDrain deletes the object and returns once the nodes it leaves are
-// gone, so that `terraform destroy` does not return, nor delete the
-// NodeClass, while they drain. A pool is deleted and its NodeClaims with it
-// (the garbage collector would delete them after their owner); the
-// controller drains and terminates them. A class is deleted once no node
-// names it: its nodes' claims being deleted are waited for, and live ones
-// of a pool that stays are refused.
-func (r *objectResource) deleteAndDrain(ctx context.Context, c *kube.Client, name string) error {
+// deleteAndDrain deletes the object and, with wait, returns once the nodes
+// it leaves are gone, so that `terraform destroy` does not return, nor
+// delete the NodeClass, while they drain. A pool is deleted and its
+// NodeClaims with it (the garbage collector would delete them after their
+// owner); the controller drains and terminates them. A class is deleted once
+// no node names it: its nodes' claims being deleted are waited for, and live
+// ones of a pool that stays are refused.
+func (r *objectResource) deleteAndDrain(ctx context.Context, c *kube.Client, name string, wait bool) error {
 	if r.kind == nodeClassKind {
 		if err := waitClaims(ctx, c, name, func(nc v1alpha1.NodeClaim) bool { return refersTo(nc, name) }); err != nil {
 			return err
@@ -37,7 +37,7 @@ func (r *objectResource) deleteAndDrain(ctx context.Context, c *kube.Client, nam
 	if err := c.Delete(ctx, r.kind.plural, name); err != nil {
 		return err
 	}
-	if err := c.DeleteNodeClaims(ctx, v1alpha1.LabelNodePool+"="+name); err != nil {
+	if err := c.DeleteNodeClaims(ctx, v1alpha1.LabelNodePool+"="+name); err != nil || !wait {
 		return err
 	}
 	return waitClaims(ctx, c, name, func(nc v1alpha1.NodeClaim) bool { return nc.Labels[v1alpha1.LabelNodePool] == name })

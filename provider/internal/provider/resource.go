@@ -216,7 +216,10 @@ func (r *objectResource) Delete(ctx context.Context, req resource.DeleteRequest,
 			return
 		}
 	}
-	if err := r.deleteAndDrain(ctx, c, name); err != nil {
+	// The old half of a rename without create_before_destroy does not wait
+	// for its nodes: its successor is created next, and the pods need it.
+	wait := replacedPool(ctx, req.Private) != name
+	if err := r.deleteAndDrain(ctx, c, name, wait); err != nil {
 		resp.Diagnostics.AddError("Deleting the "+r.kind.kind, err.Error())
 	}
 }
