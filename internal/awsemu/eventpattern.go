@@ -2,7 +2,6 @@ package awsemu
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 )
@@ -73,7 +72,7 @@ func parseEventPattern(doc string) (*eventPattern, error) {
 	}
 	obj, ok := raw.(map[string]any)
 	if !ok {
-		return nil, errors.New("Filter is not an object") //nolint:staticcheck // Event Ruler's wording
+		return nil, invalid("", "Filter is not an object")
 	}
 	return compilePattern(obj, "", false)
 }

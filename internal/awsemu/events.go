@@ -19,8 +19,9 @@ type Event struct {
 	Detail     json.RawMessage `json:"detail"`
 }
 
-// EventSink receives the events the emulator raises (spot interruption warnings,
-// rebalance recommendations, state changes) and the ones PutEvents is given.
+// EventSink receives the events the emulator raises as AWS's services (spot
+// and capacity reservation interruption warnings, rebalance recommendations,
+// state changes, AWS Health scheduled changes) and the ones PutEvents is given.
 // Publish is called with the emulator's lock held: it must not call back into
 // the Emulator.
 type EventSink interface {
