@@ -96,27 +96,12 @@ type claimsGoing struct {
 
 func (b *bed) watchClaimsGo(t *testing.T) *claimsGoing {
 	t.Helper()
-	c, err := client.NewWithWatch(b.ControlPlane.Config, client.Options{Scheme: b.Admin.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := c.Watch(ctx, &v1alpha1.NodeClaimList{})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
 	g := &claimsGoing{b: b, state: map[string]string{}}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			if claim, ok := ev.Object.(*v1alpha1.NodeClaim); ok && ev.Type == watch.Deleted {
-				g.seen(claim)
-			}
+	b.onClaimEvents(t, func(kind watch.EventType, claim *v1alpha1.NodeClaim) {
+		if kind == watch.Deleted {
+			g.seen(claim)
 		}
-	}()
-	t.Cleanup(func() { w.Stop(); cancel(); <-done })
+	})
 	return g
 }
 

@@ -3,8 +3,6 @@ package awsemu_test
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -53,7 +51,7 @@ func TestServiceEventsHaveTheShapeOfAWSs(t *testing.T) {
 		if len(events) != 1 {
 			t.Fatalf("%s: %d events raised, want 1", tc.sample, len(events))
 		}
-		got, want := asJSON(t, events[0]), readSample(t, tc.sample)
+		got, want := asJSON(t, events[0]), awsemu.ReadLambdaSample(t, tc.sample)
 		sameShape(t, tc.sample, got, want)
 		for _, k := range []string{"source", "detail-type", "version"} {
 			if got[k] != want[k] {
@@ -167,20 +165,6 @@ func asJSON(t *testing.T, v any) map[string]any {
 	var out map[string]any
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatal(err)
-	}
-	return out
-}
-
-// readSample reads a real EventBridge event of lambda/testdata.
-func readSample(t *testing.T, name string) map[string]any {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "lambda", "testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out map[string]any
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s: %v", name, err)
 	}
 	return out
 }
