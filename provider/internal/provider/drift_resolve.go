@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"k8s.io/utils/clock"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	stowageaws "github.com/stowage-dev/stowage/controller/aws"
@@ -115,7 +117,7 @@ type awsResolver struct {
 func newAWSResolver(cfg aws.Config, kubernetesVersion string) *awsResolver {
 	c := stowageaws.ClientsFromConfig(cfg)
 	return &awsResolver{amis: amifamily.NewProvider(c.SSM, c.EC2, kubernetesVersion), subnets: subnet.NewProvider(c.EC2),
-		groups: securitygroup.NewProvider(c.EC2), instances: instance.NewProvider(c.EC2, "")}
+		groups: securitygroup.NewProvider(c.EC2), instances: instance.NewProvider(c.EC2, "", clock.RealClock{}, 0)}
 }
 
 func (a *awsResolver) Resolve(ctx context.Context, nc *v1alpha1.NodeClass) (*resolvedIDs, error) {
@@ -150,7 +152,7 @@ func (a *awsResolver) Instance(ctx context.Context, providerID string) (*instanc
 	if err != nil {
 		return nil, err
 	}
-	return a.instances.Get(ctx, id)
+	return a.instances.Get(ctx, id, time.Time{})
 }
 
 // lazyResolver builds the AWS resolver on first use, so that a plan that
