@@ -237,8 +237,9 @@ func (ww *waitWatch) poolsOf(ws *workloadState) []poolFit {
 }
 
 // waited counts a pod's wait once it ran (at its start), was deleted pending,
-// or was pending at the end: a pod that ran within report.LongWait, or was
-// deleted within the batch window, waited for nothing worth saying.
+// or was pending at the end: a pod that ran within report.LongWait, or never
+// ran but waited no longer than the batch window, waited for nothing worth
+// saying.
 func (w *world) waited(sp *simPod, ran bool, at time.Time) {
 	ww := w.waits
 	if ww == nil || sp.workload == nil {
@@ -247,7 +248,7 @@ func (w *world) waited(sp *simPod, ran bool, at time.Time) {
 	h, ok := ww.holds[sp.key]
 	delete(ww.holds, sp.key)
 	d := at.Sub(sp.created)
-	if ran && d <= report.LongWait || !ran && d <= provisioning.DefaultBatchMaxDuration && at.Before(w.end()) {
+	if ran && d <= report.LongWait || !ran && d <= provisioning.DefaultBatchMaxDuration {
 		return
 	}
 	if !ok {

@@ -147,9 +147,6 @@ func newWorld(s *Scenario, seed int64, name string) (*world, error) {
 	return w, nil
 }
 
-// end is the last instant of the run.
-func (w *world) end() time.Time { return epoch.Add(w.s.Spec.Duration.Duration) }
-
 // poolOfNode is the NodePool of the instance behind a node, or "".
 func (w *world) poolOfNode(node string) string {
 	for _, in := range w.instances {
