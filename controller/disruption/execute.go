@@ -78,6 +78,16 @@ func (q *queue) bookSavings(p *pending) {
 // rollback takes the command back: its candidates are unmarked and
 // untainted, and the replacements it created are deleted.
 func (q *queue) rollback(ctx context.Context, p *pending, why string) error {
+	return q.takeBack(ctx, p, why, true)
+}
+
+// abandon takes the command back but keeps its replacements, which other
+// pods may count on by now: they are nodes like any other.
+func (q *queue) abandon(ctx context.Context, p *pending, why string) error {
+	return q.takeBack(ctx, p, why, false)
+}
+
+func (q *queue) takeBack(ctx context.Context, p *pending, why string, deleteReplacements bool) error {
 	var errs []error
 	until := q.clk.Now().Add(q.opts.Consolidation.RecentWindow)
 	for _, c := range p.cmd.Candidates {
@@ -86,6 +96,9 @@ func (q *queue) rollback(ctx context.Context, p *pending, why string) error {
 		q.cooling[c.Name()] = until
 	}
 	for _, claim := range p.claims {
+		if !deleteReplacements {
+			break
+		}
 		if err := q.writer.DeleteNodeClaim(ctx, claim); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			errs = append(errs, fmt.Errorf("deleting replacement nodeclaim %s of disruption command %s: %w", claim.Name, p.cmd.ID, err))
 		}

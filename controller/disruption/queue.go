@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	stowevents "github.com/stowage-dev/stowage/controller/events"
 	"github.com/stowage-dev/stowage/controller/provisioning"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
@@ -178,6 +180,8 @@ func (q *queue) progress(ctx context.Context, snap *scheduler.Snapshot) error {
 	var errs []error
 	for _, p := range q.take(launching) {
 		switch why := q.waiting(p, claims); {
+		case why == "" && q.homeless(p, snap):
+			errs = append(errs, q.abandon(ctx, p, "its pods have no Ready home any more: another drain took the room"))
 		case why == "":
 			errs = append(errs, q.finish(ctx, p))
 		case !q.clk.Now().Before(p.due) || strings.HasPrefix(why, "gone:"):
@@ -187,6 +191,16 @@ func (q *queue) progress(ctx context.Context, snap *scheduler.Snapshot) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// homeless reports whether some pod of the command's candidates has no
+// Ready home now that its replacements are up, all draining nodes' pods
+// solved for together (as the drain will): room it counted on may have gone
+// to the pods of a node interrupted meanwhile.
+func (q *queue) homeless(p *pending, snap *scheduler.Snapshot) bool {
+	out, _ := homeless(snap, q.clk.Now(), q.opts.Consolidation.Solve, (*podRequests)(nil).next(),
+		func() map[string][]*cloudprovider.InstanceType { return nil })
+	return slices.ContainsFunc(p.cmd.Candidates, func(c *Candidate) bool { return out[c.Name()] })
 }
 
 // waiting returns what the command still waits for ("" for nothing): a

@@ -47,6 +47,10 @@ func whatIf(r *Round, opts scheduler.Options, candidates []*Candidate, launch bo
 			sim.owner[p.Namespace+"/"+p.Name] = c
 		}
 	}
+	// The pods of other nodes being drained that no nomination has given a
+	// home yet need room too: solved with the candidates', a command cannot
+	// count on room an earlier drain (an interruption, say) needs.
+	pods = append(pods, unplacedDrained(r.Snapshot.Nodes, gone)...)
 	snap := *r.Snapshot
 	snap.Pods, snap.Nodes = pods, simulatedNodes(r, pods, gone)
 	for i, sn := range snap.Nodes {
@@ -59,6 +63,34 @@ func whatIf(r *Round, opts scheduler.Options, candidates []*Candidate, launch bo
 	}
 	sim.results = scheduler.Solve(&snap, opts)
 	return sim
+}
+
+// unplacedDrained are the reschedulable pods of the nodes marked for
+// deletion, other than gone, that are not nominated to another node yet (a
+// nominated pod shows on its next home, unbound), as pods to place.
+func unplacedDrained(nodes []*scheduler.StateNode, gone map[string]bool) []*corev1.Pod {
+	nominated := map[string]bool{}
+	for _, sn := range nodes {
+		for _, p := range sn.Pods {
+			if p.Spec.NodeName == "" {
+				nominated[p.Namespace+"/"+p.Name] = true
+			}
+		}
+	}
+	var out []*corev1.Pod
+	for _, sn := range nodes {
+		if !sn.MarkedForDeletion || sn.Node == nil || gone[sn.Name()] {
+			continue
+		}
+		for _, p := range sn.Pods {
+			if p.Spec.NodeName == sn.Node.Name && scheduling.Reschedulable(p) && !nominated[p.Namespace+"/"+p.Name] {
+				moved := *p
+				moved.Spec.NodeName = ""
+				out = append(out, &moved)
+			}
+		}
+	}
+	return out
 }
 
 // simulatedNodes are the nodes a simulation of moving pods off the gone ones
