@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/events"
@@ -19,6 +20,7 @@ import (
 	stowevents "github.com/stowage-dev/stowage/controller/events"
 	"github.com/stowage-dev/stowage/controller/provisioning"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+	"github.com/stowage-dev/stowage/controller/scheduling"
 	"github.com/stowage-dev/stowage/controller/state"
 )
 
@@ -193,14 +195,28 @@ func (q *queue) progress(ctx context.Context, snap *scheduler.Snapshot) error {
 	return errors.Join(errs...)
 }
 
-// homeless reports whether some pod of the command's candidates has no
-// Ready home now that its replacements are up, all draining nodes' pods
-// solved for together (as the drain will): room it counted on may have gone
-// to the pods of a node interrupted meanwhile.
+// homeless reports whether, now that its replacements are up, another node
+// has begun to drain (an interruption, say) and some pod of the command's
+// candidates has no Ready home once every draining node's pods are solved for
+// together, as the drain will: the room the command counted on went to them.
 func (q *queue) homeless(p *pending, snap *scheduler.Snapshot) bool {
+	own := map[string]bool{}
+	for _, c := range p.cmd.Candidates {
+		own[c.Name()] = true
+	}
+	if !slices.ContainsFunc(snap.Nodes, func(sn *scheduler.StateNode) bool { return !own[sn.Name()] && draining(sn) }) {
+		return false
+	}
 	out, _ := homeless(snap, q.clk.Now(), q.opts.Consolidation.Solve, (*podRequests)(nil).next(),
 		func() map[string][]*cloudprovider.InstanceType { return nil })
 	return slices.ContainsFunc(p.cmd.Candidates, func(c *Candidate) bool { return out[c.Name()] })
+}
+
+// draining reports whether the node is being removed with pods still on it.
+func draining(sn *scheduler.StateNode) bool {
+	return sn.MarkedForDeletion && sn.Node != nil && slices.ContainsFunc(sn.Pods, func(p *corev1.Pod) bool {
+		return scheduling.Reschedulable(p) && p.Spec.NodeName == sn.Node.Name
+	})
 }
 
 // waiting returns what the command still waits for ("" for nothing): a
