@@ -88,6 +88,12 @@ func (e *Emulator) authorize(w http.ResponseWriter, r *http.Request, req request
 				ar.context[k] = v
 			}
 		}
+	}
+	if err := checkReference(reqs); err != nil {
+		e.writeError(w, req, http.StatusInternalServerError, "InternalError", "the emulator's authorizer: "+err.Error())
+		return false
+	}
+	for _, ar := range reqs {
 		d := decideAll(ar, who, identity, resourcePolicy)
 		e.notifyAuthorization(c, ar, d == allowed)
 		if d != allowed {
