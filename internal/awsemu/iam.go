@@ -9,13 +9,12 @@ import (
 type iamState struct {
 	roles    map[string]*iamRole // name -> role (iam_roles.go)
 	profiles map[string]*InstanceProfile
-	managed  map[string]*managedPolicy // ARN -> policy (iam_roles.go)
 	oidc     map[string]*oidcProvider  // issuer without https:// -> provider (sts.go)
 	sessions map[string]*roleSession   // access key id -> session (sts.go)
 }
 
 func newIAMState() iamState {
-	return iamState{roles: map[string]*iamRole{}, profiles: map[string]*InstanceProfile{}, managed: awsManagedPolicies(),
+	return iamState{roles: map[string]*iamRole{}, profiles: map[string]*InstanceProfile{},
 		oidc: map[string]*oidcProvider{}, sessions: map[string]*roleSession{}}
 }
 

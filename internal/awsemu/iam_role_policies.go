@@ -82,7 +82,7 @@ func (e *Emulator) iamAttachRolePolicy(p params) (any, *APIError) {
 		return nil, apiErr
 	}
 	arn := p.str("PolicyArn")
-	if e.iam.managed[arn] == nil {
+	if awsManagedPolicies()[arn] == nil {
 		return nil, &APIError{"NoSuchEntity", "Policy " + arn + " does not exist or is not attachable."}
 	}
 	if contains(r.attached, arn) {
@@ -120,13 +120,13 @@ func (e *Emulator) iamListAttachedRolePolicies(p params) (any, *APIError) {
 		Truncated bool                `xml:"IsTruncated"`
 	}{}
 	for _, arn := range r.attached {
-		out.Policies = append(out.Policies, xmlAttachedPolicy{e.iam.managed[arn].name, arn})
+		out.Policies = append(out.Policies, xmlAttachedPolicy{awsManagedPolicies()[arn].name, arn})
 	}
 	return out, nil
 }
 
 func (e *Emulator) iamGetPolicy(p params) (any, *APIError) {
-	mp := e.iam.managed[p.str("PolicyArn")]
+	mp := awsManagedPolicies()[p.str("PolicyArn")]
 	if mp == nil {
 		return nil, &APIError{"NoSuchEntity", "Policy " + p.str("PolicyArn") + " was not found."}
 	}
@@ -140,5 +140,6 @@ func (e *Emulator) iamGetPolicy(p params) (any, *APIError) {
 	}
 	return struct {
 		Policy xmlPolicy `xml:"Policy"`
-	}{xmlPolicy{mp.name, "ANPA" + strings.ToUpper(mp.name), mp.arn, "/", "v1", true}}, nil
+	}{xmlPolicy{mp.name, "ANPA" + strings.ToUpper(mp.name), mp.arn, strings.TrimSuffix(strings.TrimPrefix(mp.arn, "arn:aws:iam::aws:policy"), mp.name),
+		"v1", true}}, nil
 }

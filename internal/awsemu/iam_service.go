@@ -77,7 +77,7 @@ func (e *Emulator) identityPoliciesLocked(r *iamRole) []*policy {
 		add(r.inline[name])
 	}
 	for _, arn := range r.attached {
-		if mp := e.iam.managed[arn]; mp != nil {
+		if mp := awsManagedPolicies()[arn]; mp != nil && mp.doc != "" {
 			add(mp.doc)
 		}
 	}
