@@ -9,8 +9,8 @@ import (
 type iamState struct {
 	roles    map[string]*iamRole // name -> role (iam_roles.go)
 	profiles map[string]*InstanceProfile
-	oidc     map[string]*oidcProvider  // issuer without https:// -> provider (sts.go)
-	sessions map[string]*roleSession   // access key id -> session (sts.go)
+	oidc     map[string]*oidcProvider // issuer without https:// -> provider (sts.go)
+	sessions map[string]*roleSession  // access key id -> session (sts.go)
 }
 
 func newIAMState() iamState {
