@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -27,6 +28,34 @@ type Authorization struct {
 	Context map[string][]string
 	// Allowed is the decision.
 	Allowed bool
+	// Decision is the decision as IAM names it: Allowed, ImplicitlyDenied
+	// or ExplicitlyDenied.
+	Decision string
+	// Account is the caller's and the resource's account.
+	Account string
+	// Identity are the documents of the caller's identity-based policies in
+	// force, and ResourcePolicy the resource's own policy ("" when none).
+	Identity       []string
+	ResourcePolicy string
+}
+
+// decisionNames name the decisions as IAM's simulators do.
+var decisionNames = map[decision]string{allowed: "Allowed", implicitDeny: "ImplicitlyDenied", explicitDeny: "ExplicitlyDenied"}
+
+// everyAuthorization are told of every decision of every emulator of the
+// process (ObserveEveryAuthorization).
+var everyAuthorization struct {
+	sync.Mutex
+	observers []func(Authorization)
+}
+
+// ObserveEveryAuthorization registers observe to hear of every decision
+// any emulator of the process makes, as OnAuthorize does for one: the tests'
+// second evaluator (internal/iamcheck) replays them.
+func ObserveEveryAuthorization(observe func(Authorization)) {
+	everyAuthorization.Lock()
+	defer everyAuthorization.Unlock()
+	everyAuthorization.observers = append(everyAuthorization.observers, observe)
 }
 
 // OnAuthorize registers observe to hear of every authorization decision, on
@@ -95,7 +124,7 @@ func (e *Emulator) authorize(w http.ResponseWriter, r *http.Request, req request
 	}
 	for _, ar := range reqs {
 		d := decideAll(ar, who, identity, resourcePolicy)
-		e.notifyAuthorization(c, ar, d == allowed)
+		e.notifyAuthorization(c, ar, d, identity, resourcePolicy)
 		if d != allowed {
 			e.writeError(w, req, http.StatusForbidden, accessDeniedCode(req.service), e.denialMessage(c, ar, d, resourcePolicy))
 			return false
@@ -104,16 +133,26 @@ func (e *Emulator) authorize(w http.ResponseWriter, r *http.Request, req request
 	return true
 }
 
-func (e *Emulator) notifyAuthorization(c caller, ar authRequest, ok bool) {
+func (e *Emulator) notifyAuthorization(c caller, ar authRequest, d decision, identity []*policy, resource *policy) {
 	e.mu.Lock()
 	observers := e.authObservers
 	e.mu.Unlock()
-	role := ""
+	everyAuthorization.Lock()
+	observers = append(append([]func(Authorization){}, observers...), everyAuthorization.observers...)
+	everyAuthorization.Unlock()
+	a := Authorization{Principal: c.arn, Action: ar.action, Resource: ar.resource, Context: ar.context, Allowed: d == allowed,
+		Decision: decisionNames[d], Account: e.cfg.AccountID}
 	if c.role != nil {
-		role = c.role.name
+		a.Role = c.role.name
+	}
+	for _, p := range identity {
+		a.Identity = append(a.Identity, p.doc)
+	}
+	if resource != nil {
+		a.ResourcePolicy = resource.doc
 	}
 	for _, observe := range observers {
-		observe(Authorization{Principal: c.arn, Role: role, Action: ar.action, Resource: ar.resource, Context: ar.context, Allowed: ok})
+		observe(a)
 	}
 }
 
