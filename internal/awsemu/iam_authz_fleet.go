@@ -46,7 +46,11 @@ func (e *Emulator) authzCreateFleet(req request, _ string) ([]authRequest, *poli
 	var roles []string
 	for _, c := range p.members("LaunchTemplateConfigs") {
 		lt := e.ltBySpecLocked(p, c+".LaunchTemplateSpecification")
-		if lt == nil {
+		if lt == nil { // the call fails, naming the template, once authorized for what it names
+			for _, o := range p.members(c + ".Overrides") {
+				s.add("ec2:CreateFleet", e.ec2ARN("instance", "*"), e.forAction("ec2:CreateFleet", "instance",
+					requestTags(tags["instance"], map[string][]string{"ec2:instancetype": {p.str(o + ".InstanceType")}})))
+			}
 			continue
 		}
 		roles = append(roles, e.profileRolesLocked(lt.ProfileName)...)

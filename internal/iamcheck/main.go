@@ -28,7 +28,10 @@ const ReportEnv = "STOWAGE_IAMCHECK_REPORT"
 // its packages are missing).
 //
 //	func TestMain(m *testing.M) { os.Exit(iamcheck.Main(m)) }
-func Main(m *testing.M) int {
+func Main(m *testing.M) int { return Run(m.Run) }
+
+// Run is Main for a TestMain that runs its tests itself, through run.
+func Run(run func() int) int {
 	dir, err := os.MkdirTemp("", "stowage-iamcheck-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "iamcheck:", err)
@@ -41,7 +44,7 @@ func Main(m *testing.M) int {
 		return 1
 	}
 	awsemu.ObserveEveryAuthorization(log.Add)
-	code := m.Run()
+	code := run()
 	total, distinct, err := log.Close()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "iamcheck: writing the decisions:", err)
@@ -82,12 +85,16 @@ func report(total int, res Result) {
 		return
 	}
 	defer f.Close()
-	fmt.Fprintf(f, "%s decisions=%d replayed=%d disagreements=%d\n", pkg, total, res.Replayed, len(res.Disagreements))
+	fmt.Fprintf(f, "%s decisions=%d replayed=%d unvalidated=%d disagreements=%d\n", pkg, total, res.Replayed, res.Unvalidated, len(res.Disagreements))
 }
 
 // Result is what a replay found.
 type Result struct {
 	Replayed int
+	// Unvalidated are those iam-simulate evaluated without validating the
+	// request: resources whose ARN has no account, as AWS's public SSM
+	// parameters', which it cannot type.
+	Unvalidated int
 	// Disagreements are replay.mjs's lines, one per decision iam-simulate
 	// makes otherwise (or cannot make, or makes on fewer context keys).
 	Disagreements []json.RawMessage
@@ -130,11 +137,12 @@ func readReplay(r io.Reader) (Result, error) {
 	done := false
 	for sc.Scan() {
 		var end struct {
-			Replayed *int `json:"replayed"`
+			Replayed    *int `json:"replayed"`
+			Unvalidated int  `json:"unvalidated"`
 		}
 		line := append(json.RawMessage(nil), sc.Bytes()...)
 		if json.Unmarshal(line, &end) == nil && end.Replayed != nil {
-			res.Replayed, done = *end.Replayed, true
+			res.Replayed, res.Unvalidated, done = *end.Replayed, end.Unvalidated, true
 			continue
 		}
 		res.Disagreements = append(res.Disagreements, line)
