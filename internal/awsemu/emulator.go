@@ -154,6 +154,7 @@ func New(cfg Config) *Emulator {
 		e.vcpuLimits[b] = n
 	}
 	e.network.init()
+	e.seedAdministratorLocked()
 	for _, t := range cfg.InstanceTypes {
 		e.addTypeLocked(t)
 	}

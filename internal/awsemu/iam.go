@@ -9,13 +9,16 @@ import (
 type iamState struct {
 	roles    map[string]*iamRole // name -> role (iam_roles.go)
 	profiles map[string]*InstanceProfile
-	oidc     map[string]*oidcProvider // issuer without https:// -> provider (sts.go)
-	sessions map[string]*roleSession  // access key id -> session (sts.go)
+	oidc     map[string]*oidcProvider  // issuer without https:// -> provider (sts.go)
+	sessions map[string]*roleSession   // access key id -> session (sts.go)
+	users    map[string]*iamUser       // name -> user (iam_users.go)
+	customer map[string]*managedPolicy // ARN -> the account's own managed policy
 }
 
 func newIAMState() iamState {
 	return iamState{roles: map[string]*iamRole{}, profiles: map[string]*InstanceProfile{},
-		oidc: map[string]*oidcProvider{}, sessions: map[string]*roleSession{}}
+		oidc: map[string]*oidcProvider{}, sessions: map[string]*roleSession{}, users: map[string]*iamUser{},
+		customer: map[string]*managedPolicy{}}
 }
 
 // InstanceProfile is an emulated IAM instance profile.

@@ -15,11 +15,13 @@ import (
 // resource, in a request context, for a principal. A call may need several.
 type Authorization struct {
 	// Principal is the caller's ARN: a role session's
-	// (arn:aws:sts::<account>:assumed-role/<role>/<session>), or the account
-	// root's for a caller whose keys STS did not issue (the administrator).
+	// (arn:aws:sts::<account>:assumed-role/<role>/<session>) or an IAM
+	// user's (arn:aws:iam::<account>:user/<name>).
 	Principal string
-	// Role is the session's role name; empty for the administrator.
+	// Role is the session's role name; empty for a user.
 	Role string
+	// User is the user's name; empty for a role session.
+	User string
 	// Action is the IAM action, e.g. ec2:RunInstances.
 	Action string
 	// Resource is the ARN the action was authorized on, or "*".
@@ -67,16 +69,12 @@ func (e *Emulator) OnAuthorize(observe func(Authorization)) {
 	e.authObservers = append(e.authObservers, observe)
 }
 
-// adminPolicy is what a caller whose keys STS did not issue may do: anything
-// its account's resource policies do not explicitly deny, as the account's
-// administrator. Tests that use static keys act as this caller.
-var adminPolicy, _ = parsePolicy(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}`, identityPolicy)
-
 // caller is who signed a request.
 type caller struct {
 	anonymous bool
 	arn       string
-	role      *iamRole // nil for the administrator
+	role      *iamRole // nil for a user
+	user      *iamUser // nil for a role session
 	session   string
 	region    string // of the signature's credential scope
 }
@@ -145,6 +143,9 @@ func (e *Emulator) notifyAuthorization(c caller, ar authRequest, d decision, ide
 	if c.role != nil {
 		a.Role = c.role.name
 	}
+	if c.user != nil {
+		a.User = c.user.name
+	}
 	for _, p := range identity {
 		a.Identity = append(a.Identity, p.doc)
 	}
@@ -157,11 +158,12 @@ func (e *Emulator) notifyAuthorization(c caller, ar authRequest, d decision, ide
 }
 
 // callerOf authenticates a request signed with Signature Version 4, in
-// its Authorization header or presigned in its query. A role session's keys
-// (issued by AssumeRoleWithWebIdentity, or to a Lambda function for its
-// execution role) must come with their session token, be unexpired and sign
-// correctly; any other key is the account's administrator. The signature's
-// date is not held against the emulator's clock, which tests may move.
+// its Authorization header or presigned in its query: with an IAM user's
+// access key, or a role session's (issued by AssumeRoleWithWebIdentity, or
+// to a Lambda function for its execution role), which must come with its
+// session token and be unexpired. Either must sign correctly; a key IAM did
+// not issue is refused. The signature's date is not held against the
+// emulator's clock, which tests may move.
 func (e *Emulator) callerOf(req request, service string) (caller, *APIError) {
 	r := req.http
 	if r.Header.Get("Authorization") == "" && r.URL.Query().Get("X-Amz-Signature") == "" {
@@ -172,13 +174,17 @@ func (e *Emulator) callerOf(req request, service string) (caller, *APIError) {
 		return caller{}, apiErr
 	}
 	c := caller{region: sig.region}
+	if u, cred, ok := e.userOf(sig.accessKeyID); ok {
+		if apiErr := verifySigV4(r, req.body, sig, cred, sig.service, sig.date); apiErr != nil {
+			return c, apiErr
+		}
+		c.user, c.arn = u, cred.ARN
+		return c, nil
+	}
 	cred, role, expired, known := e.sessionOf(sig.accessKeyID)
 	switch {
-	case !known && strings.HasPrefix(sig.accessKeyID, "ASIA"):
-		return c, invalidCredentials(service, false)
 	case !known:
-		c.arn = "arn:aws:iam::" + e.cfg.AccountID + ":root"
-		return c, nil
+		return c, invalidCredentials(service, false)
 	case cred.SessionToken != sig.token:
 		return c, invalidCredentials(service, false)
 	case expired:
@@ -192,6 +198,17 @@ func (e *Emulator) callerOf(req request, service string) (caller, *APIError) {
 	c.role, c.arn = role, cred.ARN
 	c.session = cred.ARN[strings.LastIndex(cred.ARN, "/")+1:]
 	return c, nil
+}
+
+// userOf finds the IAM user an access key belongs to, and the key.
+func (e *Emulator) userOf(key string) (*iamUser, Credential, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	u := e.userByKeyLocked(key)
+	if u == nil {
+		return nil, Credential{}, false
+	}
+	return u, e.sts.creds[key], true
 }
 
 // sessionOf finds a role session by its access key: its credential, its
@@ -245,14 +262,14 @@ func accessDeniedCode(service string) string {
 	return "AccessDeniedException"
 }
 
-// identityPolicies are the caller's identity-based policies: its role's
-// inline and attached policies, or the administrator's.
+// identityPolicies are the caller's identity-based policies: its role's or
+// its user's inline and attached policies.
 func (e *Emulator) identityPolicies(c caller) []*policy {
-	if c.role == nil {
-		return []*policy{adminPolicy}
-	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if c.user != nil {
+		return e.userPoliciesLocked(c.user)
+	}
 	return e.identityPoliciesLocked(c.role)
 }
 
@@ -272,7 +289,7 @@ func (e *Emulator) baseContext(r *http.Request, c caller) map[string][]string {
 		"aws:securetransport":       {strconv.FormatBool(r.TLS != nil)},
 		"aws:principalarn":          {c.arn},
 		"aws:principalaccount":      {e.cfg.AccountID},
-		"aws:principaltype":         {"Account"},
+		"aws:principaltype":         {"User"},
 		"aws:currenttime":           {now.UTC().Format(time.RFC3339)},
 		"aws:epochtime":             {strconv.FormatInt(now.Unix(), 10)},
 		"aws:principalisawsservice": {"false"},
@@ -281,6 +298,10 @@ func (e *Emulator) baseContext(r *http.Request, c caller) map[string][]string {
 		ctx["aws:principalarn"] = []string{e.roleARN(c.role)}
 		ctx["aws:principaltype"] = []string{"AssumedRole"}
 		ctx["aws:userid"] = []string{c.role.id + ":" + c.session}
+	}
+	if c.user != nil {
+		ctx["aws:userid"] = []string{c.user.id}
+		ctx["aws:username"] = []string{c.user.name}
 	}
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		ctx["aws:sourceip"] = []string{host}

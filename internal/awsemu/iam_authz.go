@@ -290,6 +290,19 @@ func (e *Emulator) authzIAM(req request, action string) ([]authRequest, *policy)
 		if action == "iam:CreateRole" && len(p.tags("Tags.member")) > 0 {
 			s.add("iam:TagRole", arn, ctx)
 		}
+	case p.str("UserName") != "":
+		ctx := requestTags(p.tags("Tags.member"), nil)
+		if u := e.iam.users[p.str("UserName")]; u != nil {
+			ctx = resourceTags(u.tags, false)
+		}
+		if pa := p.str("PolicyArn"); pa != "" {
+			ctx["iam:policyarn"] = []string{pa}
+		}
+		arn := e.userResourceLocked(p.str("UserName"))
+		s.add(action, arn, ctx)
+		if action == "iam:CreateUser" && len(p.tags("Tags.member")) > 0 {
+			s.add("iam:TagUser", arn, ctx)
+		}
 	default:
 		s.add(action, "*", map[string][]string{})
 	}
@@ -330,6 +343,10 @@ func (e *Emulator) authzSQS(req request, action string) ([]authRequest, *policy)
 		resource = q.policyLocked()
 		ctx = resourceTags(q.tags, false)
 	}
+	if action == "sqs:CreateQueue" && len(in.Tags) > 0 { // tags at creation need sqs:TagQueue too
+		ctx = requestTags(in.Tags, nil)
+		return []authRequest{{action, arn, ctx}, {"sqs:TagQueue", arn, requestTags(in.Tags, nil)}}, resource
+	}
 	return []authRequest{{action, arn, ctx}}, resource
 }
 
@@ -340,6 +357,14 @@ func (e *Emulator) authzEKS(req request, action string) ([]authRequest, *policy)
 	resource := "*"
 	if len(parts) >= 2 && parts[0] == "clusters" {
 		resource = "arn:aws:eks:" + e.cfg.Region + ":" + e.cfg.AccountID + ":cluster/" + parts[1]
+	}
+	if action == "eks:CreatePodIdentityAssociation" { // the association passes its role to EKS's Pod Identity
+		var in struct {
+			RoleARN string `json:"roleArn"`
+		}
+		_ = json.Unmarshal(req.body, &in)
+		return []authRequest{{action, resource, map[string][]string{}},
+			{"iam:PassRole", in.RoleARN, map[string][]string{"iam:passedtoservice": {"pods.eks.amazonaws.com"}}}}, nil
 	}
 	if len(parts) == 4 {
 		id, _ := url.PathUnescape(parts[3])

@@ -33,6 +33,9 @@ func (e *Emulator) authzLambda(req request, action string) ([]authRequest, *poli
 	switch {
 	case action == "lambda:CreateFunction":
 		s.add(action, e.functionARN(in.FunctionName), requestTags(in.Tags, nil))
+		if len(in.Tags) > 0 { // tags at creation need lambda:TagResource too
+			s.add("lambda:TagResource", e.functionARN(in.FunctionName), requestTags(in.Tags, nil))
+		}
 		if in.Role != "" {
 			s.add("iam:PassRole", in.Role, map[string][]string{"iam:passedtoservice": {"lambda.amazonaws.com"}})
 		}
@@ -76,6 +79,9 @@ func (e *Emulator) authzLogs(req request, action string) ([]authRequest, *policy
 	if action == "logs:CreateLogGroup" || action == "logs:TagResource" {
 		ctx = requestTags(in.Tags, nil)
 	}
+	if action == "logs:CreateLogGroup" && len(in.Tags) > 0 { // tags at creation need logs:TagResource too
+		return []authRequest{{action, resource, ctx}, {"logs:TagResource", resource, requestTags(in.Tags, nil)}}, nil
+	}
 	return []authRequest{{action, resource, ctx}}, nil
 }
 
@@ -84,10 +90,19 @@ func (e *Emulator) authzEvents(req request, action string) ([]authRequest, *poli
 	var in struct {
 		Name string `json:"Name"`
 		Rule string `json:"Rule"`
+		Tags []struct{ Key, Value string }
 	}
 	_ = json.Unmarshal(req.body, &in)
 	if name := orDefault(in.Name, in.Rule); name != "" && action != "events:PutEvents" {
-		return []authRequest{{action, e.ruleARN(name), map[string][]string{}}}, nil
+		if action != "events:PutRule" || len(in.Tags) == 0 {
+			return []authRequest{{action, e.ruleARN(name), map[string][]string{}}}, nil
+		}
+		tags := map[string]string{}
+		for _, t := range in.Tags {
+			tags[t.Key] = t.Value
+		}
+		// tags at creation need events:TagResource too
+		return []authRequest{{action, e.ruleARN(name), requestTags(tags, nil)}, {"events:TagResource", e.ruleARN(name), requestTags(tags, nil)}}, nil
 	}
 	return []authRequest{{action, "*", map[string][]string{}}}, nil
 }

@@ -1,6 +1,7 @@
 package awsemu
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 )
@@ -18,23 +19,32 @@ func (e *Emulator) iamPutRolePolicy(p params) (any, *APIError) {
 		return nil, apiErr
 	}
 	name, doc := p.str("PolicyName"), p.str("PolicyDocument")
+	if apiErr := checkInlinePolicy(name, doc, r.inline, maxInlinePolicySize, "role "+r.name); apiErr != nil {
+		return nil, apiErr
+	}
+	r.inline[name] = doc
+	return nil, nil
+}
+
+// checkInlinePolicy checks an inline policy's name and grammar, and that
+// with the others of its user or role (but one of its name) it fits quota.
+func checkInlinePolicy(name, doc string, others map[string]string, quota int, owner string) *APIError {
 	if !policyNamePattern.MatchString(name) {
-		return nil, &APIError{"ValidationError", "The specified value for policyName is invalid"}
+		return &APIError{"ValidationError", "The specified value for policyName is invalid"}
 	}
 	if _, err := parsePolicy(doc, identityPolicy); err != nil {
-		return nil, &APIError{"MalformedPolicyDocument", err.Error()}
+		return &APIError{"MalformedPolicyDocument", err.Error()}
 	}
 	total := policySize(doc)
-	for n, d := range r.inline {
+	for n, d := range others {
 		if n != name {
 			total += policySize(d)
 		}
 	}
-	if total > maxInlinePolicySize {
-		return nil, &APIError{"LimitExceeded", "Maximum policy size of 10240 bytes exceeded for role " + r.name}
+	if total > quota {
+		return &APIError{"LimitExceeded", fmt.Sprintf("Maximum policy size of %d bytes exceeded for %s", quota, owner)}
 	}
-	r.inline[name] = doc
-	return nil, nil
+	return nil
 }
 
 func (e *Emulator) iamGetRolePolicy(p params) (any, *APIError) {
@@ -82,7 +92,7 @@ func (e *Emulator) iamAttachRolePolicy(p params) (any, *APIError) {
 		return nil, apiErr
 	}
 	arn := p.str("PolicyArn")
-	if awsManagedPolicies()[arn] == nil {
+	if e.managedPolicyLocked(arn) == nil {
 		return nil, &APIError{"NoSuchEntity", "Policy " + arn + " does not exist or is not attachable."}
 	}
 	if contains(r.attached, arn) {
@@ -120,13 +130,13 @@ func (e *Emulator) iamListAttachedRolePolicies(p params) (any, *APIError) {
 		Truncated bool                `xml:"IsTruncated"`
 	}{}
 	for _, arn := range r.attached {
-		out.Policies = append(out.Policies, xmlAttachedPolicy{awsManagedPolicies()[arn].name, arn})
+		out.Policies = append(out.Policies, xmlAttachedPolicy{e.managedPolicyLocked(arn).name, arn})
 	}
 	return out, nil
 }
 
 func (e *Emulator) iamGetPolicy(p params) (any, *APIError) {
-	mp := awsManagedPolicies()[p.str("PolicyArn")]
+	mp := e.managedPolicyLocked(p.str("PolicyArn"))
 	if mp == nil {
 		return nil, &APIError{"NoSuchEntity", "Policy " + p.str("PolicyArn") + " was not found."}
 	}

@@ -13,6 +13,8 @@ import (
 const (
 	maxTrustPolicySize  = 2048  // a role's trust policy (the default quota)
 	maxInlinePolicySize = 10240 // all of a role's inline policies together
+	maxUserInlineSize   = 2048  // all of a user's inline policies together
+	maxManagedSize      = 6144  // one customer managed policy
 	maxManagedPolicies  = 10    // managed policies attached to one role
 )
 
@@ -36,6 +38,14 @@ type iamRole struct {
 // the emulator knows by name only and which grant nothing in it).
 type managedPolicy struct {
 	name, arn, doc string
+}
+
+// managedPolicyLocked finds a managed policy: AWS's, or the account's own.
+func (e *Emulator) managedPolicyLocked(arn string) *managedPolicy {
+	if mp := awsManagedPolicies()[arn]; mp != nil {
+		return mp
+	}
+	return e.iam.customer[arn]
 }
 
 // awsManagedPolicies are AWS's managed policies by ARN, from the published
@@ -115,6 +125,9 @@ var iamHandlers = map[string]func(e *Emulator, p params) (any, *APIError){
 
 func (e *Emulator) serveIAMRolesLocked(action string, p params) (any, *APIError) {
 	h, ok := iamHandlers[action]
+	if !ok {
+		h, ok = iamUserHandlers[action]
+	}
 	if !ok {
 		return nil, &APIError{"InvalidAction", "unknown IAM action " + action}
 	}

@@ -100,7 +100,13 @@ func verifySigV4(r *http.Request, body []byte, sig sigV4, cred Credential, servi
 
 // canonicalRequest is SigV4's canonical form of r.
 func canonicalRequest(r *http.Request, body []byte, sig sigV4) string {
-	path := r.URL.EscapedPath()
+	// Every service but S3 signs its path encoded twice: the escaped path's
+	// segments encoded once more.
+	segments := strings.Split(r.URL.EscapedPath(), "/")
+	for i, seg := range segments {
+		segments[i] = rfc3986(seg)
+	}
+	path := strings.Join(segments, "/")
 	if path == "" {
 		path = "/"
 	}
