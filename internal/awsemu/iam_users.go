@@ -27,7 +27,10 @@ func (e *Emulator) userARN(u *iamUser) string {
 
 // seedAdministratorLocked creates the Administrator user with its key.
 func (e *Emulator) seedAdministratorLocked() {
-	u := e.newUserLocked(Administrator, "/")
+	// A fixed id: the seeded random ids (and the simulator's figures) stay as they were.
+	u := &iamUser{name: Administrator, path: "/", id: "AIDAADMINISTRATOR0001", tags: map[string]string{}, inline: map[string]string{},
+		created: e.clk.Now()}
+	e.iam.users[Administrator] = u
 	u.attached = []string{"arn:aws:iam::aws:policy/AdministratorAccess"}
 	e.addKeyLocked(u, DefaultAccessKeyID, DefaultSecretAccessKey)
 }

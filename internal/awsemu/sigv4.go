@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -113,8 +114,11 @@ func canonicalRequest(r *http.Request, body []byte, sig sigV4) string {
 	headers := make([]string, 0, len(sig.signedHeaders))
 	for _, h := range sig.signedHeaders {
 		value := strings.Join(r.Header.Values(h), ",")
-		if h == "host" {
-			value = r.Host
+		switch { // a client's request handed over in process keeps these outside its headers
+		case h == "host":
+			value = orDefault(r.Host, r.URL.Host)
+		case h == "content-length" && value == "" && r.ContentLength >= 0:
+			value = strconv.FormatInt(r.ContentLength, 10)
 		}
 		headers = append(headers, h+":"+strings.Join(strings.Fields(value), " ")+"\n")
 	}
