@@ -36,6 +36,9 @@ type FleetRequest struct {
 	InstanceTags         map[string]string
 	FleetTags            map[string]string
 	CapacityReservations bool // UsageStrategy use-capacity-reservations-first: overrides with a reservation go first
+	// Denied are the overrides (by index) IAM denied the caller's
+	// ec2:RunInstances for, with the message: they fail as errors of the fleet.
+	Denied map[int]string
 }
 
 // FleetError is one entry of CreateFleet's errorSet.
@@ -126,6 +129,10 @@ func (e *Emulator) runFleetLocked(req FleetRequest) FleetResult {
 	launched := map[int]*FleetInstances{}
 	for tried, idx := range e.orderOverridesLocked(req) {
 		o := req.Overrides[idx]
+		if msg, denied := req.Denied[idx]; denied && remaining > 0 {
+			res.Errors = append(res.Errors, *fleetErr(o, req.CapacityType, "UnauthorizedOperation", msg))
+			continue
+		}
 		if remaining > 0 && refused(tried) {
 			res.Errors = append(res.Errors, e.refusedLocked(o, req.CapacityType))
 			continue

@@ -87,7 +87,9 @@ var anonymousActions = map[string]bool{"sts:AssumeRoleWithWebIdentity": true}
 var noAuthorization = map[string]bool{"sts:GetCallerIdentity": true}
 
 // authorize authenticates the caller and decides every authorization the call
-// needs; on a refusal it writes the service's error and returns false.
+// needs; on a refusal it writes the service's error and returns false. The
+// denials of a fleet's launches do not refuse the call: the fleet reports
+// them (req.form.launchDenials, override index -> message).
 func (e *Emulator) authorize(w http.ResponseWriter, r *http.Request, req request) bool {
 	action := iamAction(req)
 	if noAuthorization[action] {
@@ -123,6 +125,14 @@ func (e *Emulator) authorize(w http.ResponseWriter, r *http.Request, req request
 	for _, ar := range reqs {
 		d := decideAll(ar, who, identity, resourcePolicy)
 		e.notifyAuthorization(c, ar, d, identity, resourcePolicy)
+		if d != allowed && len(ar.launches) > 0 {
+			for _, i := range ar.launches {
+				if _, ok := req.form.launchDenials[i]; !ok {
+					req.form.launchDenials[i] = e.denialMessage(c, ar, d, resourcePolicy)
+				}
+			}
+			continue
+		}
 		if d != allowed {
 			e.writeError(w, req, http.StatusForbidden, accessDeniedCode(req.service), e.denialMessage(c, ar, d, resourcePolicy))
 			return false

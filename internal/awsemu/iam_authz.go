@@ -3,6 +3,7 @@ package awsemu
 import (
 	"encoding/json"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -47,26 +48,36 @@ func (e *Emulator) authRequests(req request, action string) ([]authRequest, *pol
 // authSet collects a call's authorizations once each, in order.
 type authSet struct {
 	out  []authRequest
-	seen map[string]bool
+	seen map[string]int // key -> index in out
 }
 
 func (s *authSet) add(action, resource string, ctx map[string][]string) {
+	s.addFor(action, resource, ctx, -1)
+}
+
+// addFor adds an authorization one launch of a fleet (the override at index
+// launch, or none when -1) needs; launches that need the same share it.
+func (s *authSet) addFor(action, resource string, ctx map[string][]string, launch int) {
 	key := action + " " + resource
 	for _, k := range sortedKeys(ctx) {
 		key += " " + k + "=" + strings.Join(ctx[k], ",")
 	}
 	if s.seen == nil {
-		s.seen = map[string]bool{}
+		s.seen = map[string]int{}
 	}
-	if s.seen[key] {
-		return
+	i, ok := s.seen[key]
+	if !ok {
+		cp := make(map[string][]string, len(ctx))
+		for k, v := range ctx {
+			cp[k] = v
+		}
+		i = len(s.out)
+		s.seen[key] = i
+		s.out = append(s.out, authRequest{action: action, resource: resource, context: cp})
 	}
-	s.seen[key] = true
-	cp := make(map[string][]string, len(ctx))
-	for k, v := range ctx {
-		cp[k] = v
+	if launch >= 0 && !slices.Contains(s.out[i].launches, launch) {
+		s.out[i].launches = append(s.out[i].launches, launch)
 	}
-	s.out = append(s.out, authRequest{action: action, resource: resource, context: cp})
 }
 
 // requestTags are the aws:RequestTag/<key> and aws:TagKeys keys of tags a
@@ -169,10 +180,10 @@ func (e *Emulator) authzDeleteLaunchTemplate(req request, action string) ([]auth
 	id, name := req.form.str("LaunchTemplateId"), req.form.str("LaunchTemplateName")
 	for _, lt := range e.lts {
 		if (id != "" && lt.ID == id) || (id == "" && lt.Name == name) {
-			return []authRequest{{action, e.ec2ARN("launch-template", lt.ID), resourceTags(lt.Tags, true)}}, nil
+			return []authRequest{ar(action, e.ec2ARN("launch-template", lt.ID), resourceTags(lt.Tags, true))}, nil
 		}
 	}
-	return []authRequest{{action, e.ec2ARN("launch-template", orDefault(id, "*")), map[string][]string{}}}, nil
+	return []authRequest{ar(action, e.ec2ARN("launch-template", orDefault(id, "*")), map[string][]string{})}, nil
 }
 
 func (e *Emulator) authzTerminateInstances(req request, action string) ([]authRequest, *policy) {
@@ -322,7 +333,7 @@ func (e *Emulator) authzGetParameter(req request, action string) ([]authRequest,
 	if strings.HasPrefix(name, "/aws/") {
 		account = ""
 	}
-	return []authRequest{{action, "arn:aws:ssm:" + e.cfg.Region + ":" + account + ":parameter" + name, map[string][]string{}}}, nil
+	return []authRequest{ar(action, "arn:aws:ssm:"+e.cfg.Region+":"+account+":parameter"+name, map[string][]string{})}, nil
 }
 
 // authzSQS authorizes on the queue's ARN, with the queue's policy as the
@@ -345,9 +356,9 @@ func (e *Emulator) authzSQS(req request, action string) ([]authRequest, *policy)
 	}
 	if action == "sqs:CreateQueue" && len(in.Tags) > 0 { // tags at creation need sqs:TagQueue too
 		ctx = requestTags(in.Tags, nil)
-		return []authRequest{{action, arn, ctx}, {"sqs:TagQueue", arn, requestTags(in.Tags, nil)}}, resource
+		return []authRequest{ar(action, arn, ctx), ar("sqs:TagQueue", arn, requestTags(in.Tags, nil))}, resource
 	}
-	return []authRequest{{action, arn, ctx}}, resource
+	return []authRequest{ar(action, arn, ctx)}, resource
 }
 
 // authzEKS authorizes on the cluster a path names, or on the access entry
@@ -363,8 +374,8 @@ func (e *Emulator) authzEKS(req request, action string) ([]authRequest, *policy)
 			RoleARN string `json:"roleArn"`
 		}
 		_ = json.Unmarshal(req.body, &in)
-		return []authRequest{{action, resource, map[string][]string{}},
-			{"iam:PassRole", in.RoleARN, map[string][]string{"iam:passedtoservice": {"pods.eks.amazonaws.com"}}}}, nil
+		return []authRequest{ar(action, resource, map[string][]string{}),
+			ar("iam:PassRole", in.RoleARN, map[string][]string{"iam:passedtoservice": {"pods.eks.amazonaws.com"}})}, nil
 	}
 	if len(parts) == 4 {
 		id, _ := url.PathUnescape(parts[3])
@@ -379,5 +390,10 @@ func (e *Emulator) authzEKS(req request, action string) ([]authRequest, *policy)
 			resource = "arn:aws:eks:" + e.cfg.Region + ":" + e.cfg.AccountID + ":podidentityassociation/" + parts[1] + "/" + id
 		}
 	}
-	return []authRequest{{action, resource, map[string][]string{}}}, nil
+	return []authRequest{ar(action, resource, map[string][]string{})}, nil
+}
+
+// ar is one authorization, for no launch in particular.
+func ar(action, resource string, ctx map[string][]string) authRequest {
+	return authRequest{action: action, resource: resource, context: ctx}
 }

@@ -29,7 +29,9 @@ type launchSpec struct {
 }
 
 // authzCreateFleet authorizes an instant fleet: ec2:CreateFleet and
-// ec2:RunInstances on what each override would launch; ec2:CreateTags for
+// ec2:RunInstances on what each override would launch (a RunInstances
+// denied fails the launches that need it, as errors of the fleet, and not
+// the call, as EC2 answers an instant fleet); ec2:CreateTags for
 // what it tags (ec2:CreateAction CreateFleet); and iam:PassRole for the role
 // of each template's instance profile, passed to ec2.amazonaws.com.
 func (e *Emulator) authzCreateFleet(req request, _ string) ([]authRequest, *policy) {
@@ -44,6 +46,7 @@ func (e *Emulator) authzCreateFleet(req request, _ string) ([]authRequest, *poli
 	var s authSet
 	s.add("ec2:CreateFleet", e.ec2ARN("fleet", "*"), e.forAction("ec2:CreateFleet", "fleet", requestTags(tags["fleet"], nil)))
 	var roles []string
+	launch := 0 // the override's index, in parseFleet's order
 	for _, c := range p.members("LaunchTemplateConfigs") {
 		lt := e.ltBySpecLocked(p, c+".LaunchTemplateSpecification")
 		if lt == nil { // the call fails, naming the template, once authorized for what it names
@@ -65,12 +68,14 @@ func (e *Emulator) authzCreateFleet(req request, _ string) ([]authRequest, *poli
 				spec.subnet = e.zoneSubnetLocked(p.str(o + ".AvailabilityZone"))
 			}
 			for _, r := range e.launchResourcesLocked(spec) {
-				for _, action := range []string{"ec2:CreateFleet", "ec2:RunInstances"} {
-					if ctx, ok := e.forActionOK(action, r.typ, r.ctx); ok {
-						s.add(action, r.arn, ctx)
-					}
+				if ctx, ok := e.forActionOK("ec2:CreateFleet", r.typ, r.ctx); ok {
+					s.add("ec2:CreateFleet", r.arn, ctx)
+				}
+				if ctx, ok := e.forActionOK("ec2:RunInstances", r.typ, r.ctx); ok {
+					s.addFor("ec2:RunInstances", r.arn, ctx, launch)
 				}
 			}
+			launch++
 		}
 	}
 	for _, typ := range []string{"fleet", "instance", "volume", "network-interface", "spot-instances-request"} {

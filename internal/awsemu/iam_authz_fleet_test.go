@@ -10,6 +10,7 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 
 	"github.com/stowage-dev/stowage/internal/awsemu"
 )
@@ -87,5 +88,56 @@ func TestAnInstantFleetIsAuthorizedOnWhatAWSAuthorizes(t *testing.T) {
 		if !slices.Equal(got, list) {
 			t.Errorf("%s authorized on %v, want %v", action, got, list)
 		}
+	}
+}
+
+// TestADeniedLaunchIsAnErrorOfTheFleet: a role may create fleets but run
+// only m6i instances; an instant fleet whose first override is a c6i
+// answers HTTP 200 with UnauthorizedOperation for it in errors[] and
+// launches the m6i, as EC2 reports an instant fleet.
+func TestADeniedLaunchIsAnErrorOfTheFleet(t *testing.T) {
+	e := awsemu.New(awsemu.DefaultConfig())
+	subnets, sg := e.SeedDefaultNetwork("c")
+	images := e.SeedEKSImages("1.37")
+	admin := client(t, e)
+	ctx := context.Background()
+	const policy = `{"Version":"2012-10-17","Statement":[
+ {"Effect":"Allow","Action":["ec2:CreateFleet","ec2:CreateLaunchTemplate"],"Resource":"*"},
+ {"Effect":"Allow","Action":"ec2:RunInstances","NotResource":"arn:aws:ec2:us-east-1:123456789012:instance/*"},
+ {"Effect":"Allow","Action":"ec2:RunInstances","Resource":"arn:aws:ec2:us-east-1:123456789012:instance/*",
+  "Condition":{"StringLike":{"ec2:InstanceType":"m6i.*"}}}]}`
+	adminIAM := iam.NewFromConfig(admin)
+	if _, err := adminIAM.CreateRole(ctx, &iam.CreateRoleInput{RoleName: awssdk.String("launcher"), AssumeRolePolicyDocument: awssdk.String(nodeTrust)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adminIAM.PutRolePolicy(ctx, &iam.PutRolePolicyInput{RoleName: awssdk.String("launcher"), PolicyName: awssdk.String("p"),
+		PolicyDocument: awssdk.String(policy)}); err != nil {
+		t.Fatal(err)
+	}
+	c := ec2.NewFromConfig(asRole(t, e, admin, "launcher", "us-east-1"))
+	image := images["/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/standard/recommended/image_id"]
+	if _, err := c.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{LaunchTemplateName: awssdk.String("lt"),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: awssdk.String(image), SecurityGroupIds: []string{sg}}}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.CreateFleet(ctx, &ec2.CreateFleetInput{Type: ec2types.FleetTypeInstant,
+		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{TotalTargetCapacity: awssdk.Int32(1),
+			DefaultTargetCapacityType: ec2types.DefaultTargetCapacityTypeOnDemand},
+		OnDemandOptions: &ec2types.OnDemandOptionsRequest{AllocationStrategy: ec2types.FleetOnDemandAllocationStrategyPrioritized},
+		LaunchTemplateConfigs: []ec2types.FleetLaunchTemplateConfigRequest{{
+			LaunchTemplateSpecification: &ec2types.FleetLaunchTemplateSpecificationRequest{LaunchTemplateName: awssdk.String("lt"), Version: awssdk.String("$Latest")},
+			Overrides: []ec2types.FleetLaunchTemplateOverridesRequest{
+				{InstanceType: "c6i.large", SubnetId: awssdk.String(subnets[0]), Priority: awssdk.Float64(0)},
+				{InstanceType: "m6i.large", SubnetId: awssdk.String(subnets[0]), Priority: awssdk.Float64(1)}}}}})
+	if err != nil {
+		t.Fatalf("a fleet with one denied override: %v, want HTTP 200 with the denial in its errors", err)
+	}
+	if len(out.Errors) != 1 || awssdk.ToString(out.Errors[0].ErrorCode) != "UnauthorizedOperation" ||
+		out.Errors[0].LaunchTemplateAndOverrides.Overrides.InstanceType != "c6i.large" ||
+		!strings.Contains(awssdk.ToString(out.Errors[0].ErrorMessage), "is not authorized to perform: ec2:RunInstances on resource: arn:aws:ec2:us-east-1:123456789012:instance/*") {
+		t.Errorf("errors %+v, want UnauthorizedOperation for the c6i naming ec2:RunInstances on its instance", out.Errors)
+	}
+	if len(out.Instances) != 1 || out.Instances[0].InstanceType != "m6i.large" {
+		t.Errorf("instances %+v, want the m6i launched", out.Instances)
 	}
 }

@@ -80,9 +80,9 @@ func (e *Emulator) authzLogs(req request, action string) ([]authRequest, *policy
 		ctx = requestTags(in.Tags, nil)
 	}
 	if action == "logs:CreateLogGroup" && len(in.Tags) > 0 { // tags at creation need logs:TagResource too
-		return []authRequest{{action, resource, ctx}, {"logs:TagResource", resource, requestTags(in.Tags, nil)}}, nil
+		return []authRequest{ar(action, resource, ctx), ar("logs:TagResource", resource, requestTags(in.Tags, nil))}, nil
 	}
-	return []authRequest{{action, resource, ctx}}, nil
+	return []authRequest{ar(action, resource, ctx)}, nil
 }
 
 // authzEvents authorizes a rule's calls on the rule, on the default bus.
@@ -95,14 +95,14 @@ func (e *Emulator) authzEvents(req request, action string) ([]authRequest, *poli
 	_ = json.Unmarshal(req.body, &in)
 	if name := orDefault(in.Name, in.Rule); name != "" && action != "events:PutEvents" {
 		if action != "events:PutRule" || len(in.Tags) == 0 {
-			return []authRequest{{action, e.ruleARN(name), map[string][]string{}}}, nil
+			return []authRequest{ar(action, e.ruleARN(name), map[string][]string{})}, nil
 		}
 		tags := map[string]string{}
 		for _, t := range in.Tags {
 			tags[t.Key] = t.Value
 		}
 		// tags at creation need events:TagResource too
-		return []authRequest{{action, e.ruleARN(name), requestTags(tags, nil)}, {"events:TagResource", e.ruleARN(name), requestTags(tags, nil)}}, nil
+		return []authRequest{ar(action, e.ruleARN(name), requestTags(tags, nil)), ar("events:TagResource", e.ruleARN(name), requestTags(tags, nil))}, nil
 	}
-	return []authRequest{{action, "*", map[string][]string{}}}, nil
+	return []authRequest{ar(action, "*", map[string][]string{})}, nil
 }
