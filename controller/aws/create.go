@@ -77,7 +77,11 @@ func (c *CloudProvider) launch(ctx context.Context, claim *v1alpha1.NodeClaim, n
 			continue
 		}
 		var fe *instance.FleetError
-		if errors.As(err, &fe) && len(awserrors.Unauthorized(err)) > 0 {
+		_, spot := awserrors.AsSpotRole(err)
+		if spot {
+			c.avoidSpot(types) // no spot launch can succeed until the role exists
+		}
+		if errors.As(err, &fe) && (spot || len(awserrors.Unauthorized(err)) > 0) {
 			denied = appendNew(denied, fe.Errs...) // the denied offerings are marked: try the others
 			continue
 		}
@@ -95,6 +99,17 @@ func (c *CloudProvider) launch(ctx context.Context, claim *v1alpha1.NodeClaim, n
 	return nil, cloudprovider.NewInsufficientCapacityError("no allowed offering could be launched for nodeclaim "+claim.Name, tried...)
 }
 
+// avoidSpot marks every spot offering unavailable for a while.
+func (c *CloudProvider) avoidSpot(types []*cloudprovider.InstanceType) {
+	for _, it := range types {
+		for _, o := range it.Offerings {
+			if o.CapacityType == v1alpha1.CapacityTypeSpot {
+				c.MarkOfferingUnavailable(it.Name, o.Zone, o.CapacityType, awserrors.CodeSpotRoleNotPermitted)
+			}
+		}
+	}
+}
+
 func appendNew(list []error, errs ...error) []error {
 	for _, e := range errs {
 		if !slices.ContainsFunc(list, func(x error) bool { return x.Error() == e.Error() }) {
@@ -107,7 +122,7 @@ func appendNew(list []error, errs ...error) []error {
 // countDenials counts and logs the offerings IAM denied a launch of.
 func (c *CloudProvider) countDenials(claim *v1alpha1.NodeClaim, short []cloudprovider.UnavailableOffering) {
 	for _, s := range short {
-		if awserrors.IsUnauthorizedCode(s.Reason) {
+		if awserrors.IsUnauthorizedCode(s.Reason) || s.Reason == awserrors.CodeSpotRoleNotPermitted {
 			LaunchDenials.WithLabelValues(s.CapacityType).Inc()
 			c.log.Warn("IAM denied a launch; the offering is avoided for a while", "nodeclaim", claim.Name,
 				"instance_type", s.InstanceType, "zone", s.Zone, "capacity_type", s.CapacityType, "reason", s.Reason)
@@ -127,6 +142,9 @@ func (c *CloudProvider) recordLaunch(claim *v1alpha1.NodeClaim, in *instance.Ins
 // launchError maps a failed API call onto the CloudProvider error contract: an
 // authorisation failure becomes a CreateError naming every missing permission.
 func (c *CloudProvider) launchError(err error) error {
+	if se, ok := awserrors.AsSpotRole(err); ok {
+		return cloudprovider.NewCreateError(err, se.Reason(), se.Message())
+	}
 	if ues := awserrors.Unauthorized(err); len(ues) > 0 {
 		msgs := make([]string, 0, len(ues))
 		for _, ue := range ues {

@@ -62,3 +62,26 @@ func TestAFleetsDenialsAreSurfacedWithItsShortages(t *testing.T) {
 		t.Errorf("%d fleets tried the denied offering again at once, want none", n)
 	}
 }
+
+// TestAMissingSpotRoleIsAConditionWithTheFix: in an account that has never
+// run spot, a controller that may not create AWSServiceRoleForEC2Spot gets
+// AuthFailure.ServiceLinkedRoleCreationNotPermitted for its spot launches: a
+// spot-only claim fails with a CreateError whose message gives the fix, and
+// a claim that also allows on-demand launches on-demand, spot avoided.
+func TestAMissingSpotRoleIsAConditionWithTheFix(t *testing.T) {
+	e := newEnv(t, awsemu.SmallCatalogue(), 3, func(cfg *awsemu.Config, _ *stowaws.Options) { cfg.NoSpotServiceLinkedRole = true })
+	e.denialsExpected.Store(true)
+	_, err := e.cp.Create(ctx(t), nodeClaim("spot", []string{"m6i.large"}, []string{"spot"}))
+	var ce *cloudprovider.CreateError
+	if !errorsAs(err, &ce) || ce.Reason != awserrors.ReasonSpotRoleMissing ||
+		!strings.Contains(ce.Message, "aws iam create-service-linked-role --aws-service-name spot.amazonaws.com") {
+		t.Fatalf("a spot launch without the spot role: %v; want a CreateError %s giving the fix", err, awserrors.ReasonSpotRoleMissing)
+	}
+	claim, err := e.cp.Create(ctx(t), nodeClaim("either", []string{"m6i.large"}, []string{"spot", "on-demand"}))
+	if err != nil || claim.Labels["stowage.dev/capacity-type"] != "on-demand" {
+		t.Fatalf("a claim allowing on-demand too: %v %v, want it launched on-demand", err, claim)
+	}
+	if e.emu.SpotServiceLinkedRoleExists() {
+		t.Error("the spot role exists though the controller may not create it")
+	}
+}

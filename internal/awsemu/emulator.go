@@ -87,6 +87,10 @@ type Config struct {
 	Logger hclog.Logger
 	// VCPULimits are the account's vCPU quotas; a bucket absent has no limit.
 	VCPULimits map[QuotaBucket]int
+	// NoSpotServiceLinkedRole starts the account without AWSServiceRoleForEC2Spot,
+	// as one that has never run spot: its first spot launch creates it, with
+	// the caller's permissions.
+	NoSpotServiceLinkedRole bool
 }
 
 // DefaultConfig returns a three-zone us-east-1 with a small instance catalogue.
@@ -185,6 +189,7 @@ func New(cfg Config) *Emulator {
 	}
 	e.network.init()
 	e.seedAdministratorLocked()
+	e.iam.spotRole = !cfg.NoSpotServiceLinkedRole
 	for _, t := range cfg.InstanceTypes {
 		e.addTypeLocked(t)
 	}

@@ -13,6 +13,7 @@ type iamState struct {
 	sessions map[string]*roleSession   // access key id -> session (sts.go)
 	users    map[string]*iamUser       // name -> user (iam_users.go)
 	customer map[string]*managedPolicy // ARN -> the account's own managed policy
+	spotRole bool                      // AWSServiceRoleForEC2Spot exists (iam_spot_role.go)
 }
 
 func newIAMState() iamState {

@@ -128,7 +128,7 @@ func (e *Emulator) authorize(w http.ResponseWriter, r *http.Request, req request
 		if d != allowed && len(ar.launches) > 0 {
 			for _, i := range ar.launches {
 				if _, ok := req.form.launchDenials[i]; !ok {
-					req.form.launchDenials[i] = e.denialMessage(c, ar, d, resourcePolicy)
+					req.form.launchDenials[i] = launchDenial(ar, e.denialMessage(c, ar, d, resourcePolicy))
 				}
 			}
 			continue

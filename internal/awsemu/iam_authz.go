@@ -16,6 +16,7 @@ type authorizer func(e *Emulator, req request, action string) ([]authRequest, *p
 // on "*" (an action without resource-level permissions), one line each.
 var authorizers = map[string]authorizer{
 	"ec2:CreateFleet":              (*Emulator).authzCreateFleet,
+	"iam:CreateServiceLinkedRole":  (*Emulator).authzCreateServiceLinkedRole,
 	"ec2:CreateLaunchTemplate":     (*Emulator).authzCreateLaunchTemplate,
 	"ec2:DeleteLaunchTemplate":     (*Emulator).authzDeleteLaunchTemplate,
 	"ec2:TerminateInstances":       (*Emulator).authzTerminateInstances,

@@ -75,6 +75,7 @@ func (e *Emulator) authzCreateFleet(req request, _ string) ([]authRequest, *poli
 					s.addFor("ec2:RunInstances", r.arn, ctx, launch)
 				}
 			}
+			e.spotRoleLaunchesLocked(&s, market, launch)
 			launch++
 		}
 	}

@@ -223,6 +223,9 @@ func (e *Emulator) iamCreateRole(p params) (any, *APIError) {
 }
 
 func (e *Emulator) iamGetRole(p params) (any, *APIError) {
+	if p.str("RoleName") == SpotServiceLinkedRole && e.iam.spotRole {
+		return e.spotRoleBody(), nil
+	}
 	r, apiErr := e.roleLocked(p.str("RoleName"))
 	if apiErr != nil {
 		return nil, apiErr

@@ -112,6 +112,7 @@ var iamUserHandlers = map[string]func(e *Emulator, p params) (any, *APIError){
 	"AttachUserPolicy":         (*Emulator).iamAttachUserPolicy,
 	"DetachUserPolicy":         (*Emulator).iamDetachUserPolicy,
 	"ListAttachedUserPolicies": (*Emulator).iamListAttachedUserPolicies,
+	"CreateServiceLinkedRole":  (*Emulator).iamCreateServiceLinkedRole,
 }
 
 func (e *Emulator) userLocked(name string) (*iamUser, *APIError) {

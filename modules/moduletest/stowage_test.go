@@ -75,6 +75,7 @@ module "stowage" {
   interruption_handler_architecture = var.lambda_architecture
   controller                        = { settings = { "batch-idle-duration" = "1s" } }
   tags                              = { team = "platform" }
+  create_spot_service_linked_role   = true
 }
 
 resource "stowage_node_class" "general" {

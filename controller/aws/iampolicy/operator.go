@@ -34,6 +34,7 @@ var OperatorPermissions = map[string][]string{
 		"iam:GetRolePolicy", "iam:DeleteRolePolicy", "iam:ListRolePolicies", "iam:ListAttachedRolePolicies", "iam:DetachRolePolicy",
 		"iam:DeleteRole", "iam:PassRole", "eks:CreateAccessEntry", "eks:DescribeAccessEntry", "eks:UpdateAccessEntry",
 		"eks:DeleteAccessEntry"},
+	"stowage_spot_service_linked_role": {"iam:CreateServiceLinkedRole", "iam:GetRole"},
 	// stowage_controller's destroy removes what the controller made: its
 	// launch templates and instance profiles.
 	"stowage_controller": {"ec2:DescribeLaunchTemplates", "ec2:DeleteLaunchTemplate", "iam:ListInstanceProfiles",

@@ -117,13 +117,17 @@ func shortages(errs []ec2types.CreateFleetError, req LaunchRequest) ([]cloudprov
 		denied := awserrors.IsUnauthorizedCode(code)
 		if !awserrors.IsCapacityCode(code) && !seen[code+msg] {
 			seen[code+msg] = true
-			if denied {
+			switch {
+			case denied:
 				failed = append(failed, awserrors.NewUnauthorized(code, msg))
-			} else {
+			case code == awserrors.CodeSpotRoleNotPermitted:
+				failed = append(failed, awserrors.NewSpotRoleError(msg))
+			default:
 				failed = append(failed, fmt.Errorf("%s: %s", code, msg))
 			}
 		}
-		if (!awserrors.IsCapacityCode(code) && !denied) || e.LaunchTemplateAndOverrides == nil || e.LaunchTemplateAndOverrides.Overrides == nil {
+		refused := denied || code == awserrors.CodeSpotRoleNotPermitted // the offering will not launch for a while either
+		if (!awserrors.IsCapacityCode(code) && !refused) || e.LaunchTemplateAndOverrides == nil || e.LaunchTemplateAndOverrides.Overrides == nil {
 			continue
 		}
 		o := e.LaunchTemplateAndOverrides.Overrides

@@ -67,7 +67,9 @@ func accessFlags(dir string) ([]string, error) {
 // provider's, in this process) trust the TLS certificate through
 // AWS_CA_BUNDLE, written into dir.
 func startEmulator(endpoint string, caPEM []byte, dir string) error {
-	e := awsemu.New(awsemu.DefaultConfig())
+	ecfg := awsemu.DefaultConfig()
+	ecfg.NoSpotServiceLinkedRole = true // an account that never ran spot: stowage_spot_service_linked_role makes it
+	e := awsemu.New(ecfg)
 	for _, name := range []string{eksCluster, eksOther} {
 		e.AddEKSCluster(awsemu.EKSCluster{Name: name, Endpoint: endpoint, CAData: caPEM, Version: "1.37"})
 	}
