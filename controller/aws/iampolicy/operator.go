@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// OperatorPermissions lists, for the provider block and each resource of
-// the Terraform provider, the IAM actions its calls need (and those AWS
+// OperatorPermissions lists, for the provider block and each resource and
+// data source of the Terraform provider that calls AWS, the IAM actions its calls need (and those AWS
 // authorizes on their behalf: tags at creation, a passed role): what the
 // person or pipeline running terraform apply needs. The provider's
 // acceptance tests and modules/moduletest run as an IAM user holding
@@ -35,6 +35,10 @@ var OperatorPermissions = map[string][]string{
 		"iam:DeleteRole", "iam:PassRole", "eks:CreateAccessEntry", "eks:DescribeAccessEntry", "eks:UpdateAccessEntry",
 		"eks:DeleteAccessEntry"},
 	"stowage_spot_service_linked_role": {"iam:CreateServiceLinkedRole", "iam:GetRole"},
+	// stowage_instance_types with catalogue = "aws" reads the region's
+	// catalogue as the controller does.
+	"stowage_instance_types": {"ec2:DescribeInstanceTypes", "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeSpotPriceHistory",
+		"ec2:DescribeCapacityReservations", "pricing:GetProducts"},
 	// stowage_controller's destroy removes what the controller made: its
 	// launch templates and instance profiles.
 	"stowage_controller": {"ec2:DescribeLaunchTemplates", "ec2:DeleteLaunchTemplate", "iam:ListInstanceProfiles",
