@@ -91,18 +91,8 @@ func (e *Emulator) iamAttachRolePolicy(p params) (any, *APIError) {
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	arn := p.str("PolicyArn")
-	if e.managedPolicyLocked(arn) == nil {
-		return nil, &APIError{"NoSuchEntity", "Policy " + arn + " does not exist or is not attachable."}
-	}
-	if contains(r.attached, arn) {
-		return nil, nil
-	}
-	if len(r.attached) >= maxManagedPolicies {
-		return nil, &APIError{"LimitExceeded", "Cannot exceed quota for PoliciesPerRole: 10"}
-	}
-	r.attached = append(r.attached, arn)
-	return nil, nil
+	r.attached, apiErr = e.attachLocked(r.attached, p.str("PolicyArn"))
+	return nil, apiErr
 }
 
 func (e *Emulator) iamDetachRolePolicy(p params) (any, *APIError) {
@@ -110,14 +100,8 @@ func (e *Emulator) iamDetachRolePolicy(p params) (any, *APIError) {
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	arn := p.str("PolicyArn")
-	for i, a := range r.attached {
-		if a == arn {
-			r.attached = append(r.attached[:i], r.attached[i+1:]...)
-			return nil, nil
-		}
-	}
-	return nil, &APIError{"NoSuchEntity", "Policy " + arn + " was not found."}
+	r.attached, apiErr = detach(r.attached, p.str("PolicyArn"))
+	return nil, apiErr
 }
 
 func (e *Emulator) iamListAttachedRolePolicies(p params) (any, *APIError) {
@@ -125,14 +109,43 @@ func (e *Emulator) iamListAttachedRolePolicies(p params) (any, *APIError) {
 	if apiErr != nil {
 		return nil, apiErr
 	}
+	return e.attachedBodyLocked(r.attached), nil
+}
+
+// attachLocked adds a managed policy to a role's or user's, once, within
+// IAM's quota of 10.
+func (e *Emulator) attachLocked(attached []string, arn string) ([]string, *APIError) {
+	if e.managedPolicyLocked(arn) == nil {
+		return attached, &APIError{"NoSuchEntity", "Policy " + arn + " does not exist or is not attachable."}
+	}
+	if contains(attached, arn) {
+		return attached, nil
+	}
+	if len(attached) >= maxManagedPolicies {
+		return attached, &APIError{"LimitExceeded", "Cannot exceed quota for PoliciesPerRole: 10"}
+	}
+	return append(attached, arn), nil
+}
+
+func detach(attached []string, arn string) ([]string, *APIError) {
+	for i, a := range attached {
+		if a == arn {
+			return append(attached[:i], attached[i+1:]...), nil
+		}
+	}
+	return attached, &APIError{"NoSuchEntity", "Policy " + arn + " was not found."}
+}
+
+// attachedBodyLocked is a List*AttachedPolicies answer.
+func (e *Emulator) attachedBodyLocked(attached []string) any {
 	out := struct {
 		Policies  []xmlAttachedPolicy `xml:"AttachedPolicies>member"`
 		Truncated bool                `xml:"IsTruncated"`
 	}{}
-	for _, arn := range r.attached {
+	for _, arn := range attached {
 		out.Policies = append(out.Policies, xmlAttachedPolicy{e.managedPolicyLocked(arn).name, arn})
 	}
-	return out, nil
+	return out
 }
 
 func (e *Emulator) iamGetPolicy(p params) (any, *APIError) {

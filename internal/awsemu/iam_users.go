@@ -240,14 +240,8 @@ func (e *Emulator) iamAttachUserPolicy(p params) (any, *APIError) {
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	arn := p.str("PolicyArn")
-	if e.managedPolicyLocked(arn) == nil {
-		return nil, &APIError{"NoSuchEntity", "Policy " + arn + " does not exist or is not attachable."}
-	}
-	if !contains(u.attached, arn) {
-		u.attached = append(u.attached, arn)
-	}
-	return nil, nil
+	u.attached, apiErr = e.attachLocked(u.attached, p.str("PolicyArn"))
+	return nil, apiErr
 }
 
 func (e *Emulator) iamDetachUserPolicy(p params) (any, *APIError) {
@@ -255,13 +249,8 @@ func (e *Emulator) iamDetachUserPolicy(p params) (any, *APIError) {
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	for i, a := range u.attached {
-		if a == p.str("PolicyArn") {
-			u.attached = append(u.attached[:i], u.attached[i+1:]...)
-			return nil, nil
-		}
-	}
-	return nil, &APIError{"NoSuchEntity", "Policy " + p.str("PolicyArn") + " was not found."}
+	u.attached, apiErr = detach(u.attached, p.str("PolicyArn"))
+	return nil, apiErr
 }
 
 func (e *Emulator) iamListAttachedUserPolicies(p params) (any, *APIError) {
@@ -269,14 +258,7 @@ func (e *Emulator) iamListAttachedUserPolicies(p params) (any, *APIError) {
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	out := struct {
-		Policies  []xmlAttachedPolicy `xml:"AttachedPolicies>member"`
-		Truncated bool                `xml:"IsTruncated"`
-	}{}
-	for _, arn := range u.attached {
-		out.Policies = append(out.Policies, xmlAttachedPolicy{e.managedPolicyLocked(arn).name, arn})
-	}
-	return out, nil
+	return e.attachedBodyLocked(u.attached), nil
 }
 
 // userResourceLocked is the ARN of the user a call names.
