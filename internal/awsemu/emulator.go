@@ -179,7 +179,7 @@ func New(cfg Config) *Emulator {
 		sqs:       newSQSState(),
 		bus:       newBusState(),
 		lambda:    newLambdaState(),
-		sts:       newSTSState(cfg),
+		sts:       newSTSState(),
 		calls:     map[string]int{},
 
 		reservations: map[string]*CapacityReservation{},

@@ -34,7 +34,7 @@ type stsState struct {
 	creds map[string]Credential // access key id -> credential
 }
 
-func newSTSState(cfg Config) stsState {
+func newSTSState() stsState {
 	return stsState{creds: map[string]Credential{}} // New seeds the Administrator's key
 }
 
