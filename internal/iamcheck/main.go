@@ -11,13 +11,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stowage-dev/stowage/internal/awsemu"
 	"github.com/stowage-dev/stowage/internal/testenv"
 )
 
 // ReportEnv names a file that Main appends one line to per test package:
-// the package, the decisions heard, those replayed, and the disagreements.
+// the package, the decisions heard, those replayed, the disagreements, and
+// the replay's wall-clock seconds.
 // make test's figures come from it.
 const ReportEnv = "STOWAGE_IAMCHECK_REPORT"
 
@@ -53,12 +55,13 @@ func Run(run func() int) int {
 	if code != 0 || testing.Short() || distinct == 0 {
 		return code
 	}
+	start := time.Now() //nolint:forbidigo // the replay's cost, for the report
 	res, err := Replay(dir, filepath.Join(dir, "decisions.jsonl"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "iamcheck:", err)
 		return 1
 	}
-	report(total, res)
+	report(total, res, time.Since(start)) //nolint:forbidigo // as above
 	if len(res.Disagreements) > 0 {
 		fmt.Fprintf(os.Stderr, "iamcheck: iam-simulate disagrees with the emulator on %d of %d decisions:\n", len(res.Disagreements), res.Replayed)
 		for i, d := range res.Disagreements {
@@ -74,7 +77,7 @@ func Run(run func() int) int {
 }
 
 // report appends the package's figures to the ReportEnv file, if set.
-func report(total int, res Result) {
+func report(total int, res Result, took time.Duration) {
 	path := os.Getenv(ReportEnv)
 	if path == "" {
 		return
@@ -85,7 +88,8 @@ func report(total int, res Result) {
 		return
 	}
 	defer f.Close()
-	fmt.Fprintf(f, "%s decisions=%d replayed=%d unvalidated=%d disagreements=%d\n", pkg, total, res.Replayed, res.Unvalidated, len(res.Disagreements))
+	fmt.Fprintf(f, "%s decisions=%d replayed=%d unvalidated=%d disagreements=%d replay_seconds=%.1f\n", pkg, total, res.Replayed,
+		res.Unvalidated, len(res.Disagreements), took.Seconds())
 }
 
 // Result is what a replay found.
