@@ -158,6 +158,29 @@ func (e *Emulator) LaunchTemplates() []LaunchTemplate {
 	return out
 }
 
+// LaunchTemplateByID returns the launch template with the id, as a node's
+// boot reads its block devices from it.
+func (e *Emulator) LaunchTemplateByID(id string) (LaunchTemplate, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	lt, ok := e.lts[id]
+	if !ok {
+		return LaunchTemplate{}, false
+	}
+	return *lt, true
+}
+
+// ImageByID returns the image with the id, as a node knows which image it runs.
+func (e *Emulator) ImageByID(id string) (Image, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	img, ok := e.network.images[id]
+	if !ok {
+		return Image{}, false
+	}
+	return *img, true
+}
+
 // SeedDefaultNetwork adds one subnet per zone (tagged stowage.dev/discovery=<cluster>)
 // and one tagged security group, and returns their ids.
 func (e *Emulator) SeedDefaultNetwork(cluster string) (subnets []string, sg string) {

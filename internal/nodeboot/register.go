@@ -1,0 +1,97 @@
+package nodeboot
+
+import (
+	"maps"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// FamilyOfImage is how a node of the image reads its user data: a
+// Bottlerocket image reads TOML settings, and every other (the EKS AL2023
+// images, and custom images built on them) runs nodeadm.
+func FamilyOfImage(name string) string {
+	if strings.HasPrefix(name, "bottlerocket") {
+		return Bottlerocket
+	}
+	return AL2023
+}
+
+// Volume is one EBS volume of an instance's block device mapping.
+type Volume struct {
+	Device  string
+	SizeGiB int64
+}
+
+// defaultVolumeGiB is the size the EKS images give the volume holding the
+// kubelet's state (AL2023's root /dev/xvda, Bottlerocket's data /dev/xvdb)
+// when the launch maps none.
+const defaultVolumeGiB = 20
+
+// EphemeralBytes is the size of the filesystem holding the kubelet's state:
+// with the instance store in RAID 0 (nodeadm's localStorage strategy RAID0,
+// or a Bottlerocket bootstrap command running `apiclient ephemeral-storage`)
+// the instance store, EC2's TotalSizeInGB in decimal gigabytes; else the
+// family's volume from the block device mapping, or the image's default.
+func (ud *UserData) EphemeralBytes(volumes []Volume, instanceStoreGB int64) int64 {
+	if instanceStoreGB > 0 && ud.raid0() {
+		return instanceStoreGB * 1_000_000_000
+	}
+	device := map[string]string{AL2023: "/dev/xvda", Bottlerocket: "/dev/xvdb"}[ud.Family]
+	for _, v := range volumes {
+		if v.Device == device && v.SizeGiB > 0 {
+			return v.SizeGiB << 30
+		}
+	}
+	return defaultVolumeGiB << 30
+}
+
+func (ud *UserData) raid0() bool {
+	if ud.Family == AL2023 {
+		return ud.NodeConfig.Spec.Instance.LocalStorage.Strategy == "RAID0"
+	}
+	for _, cmd := range table(table(ud.Settings, "settings"), "bootstrap-commands") {
+		c, _ := cmd.(map[string]any)
+		for _, line := range listOf(c["commands"]) {
+			if args := listOf(line); len(args) > 1 && args[0] == "apiclient" && args[1] == "ephemeral-storage" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func listOf(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// Instance is the instance a Node is registered for.
+type Instance struct {
+	Host
+	Region, Arch string
+	Facts        Facts
+}
+
+// Node is the Node the kubelet registers for the instance under name: the
+// well-known labels and the kubelet's own, its taints, its provider id, and
+// its capacity and allocatable. The caller adds what its cluster needs
+// (addresses, conditions, annotations).
+func (k *Kubelet) Node(name string, in Instance) (*corev1.Node, error) {
+	capacity := k.Capacity(in.Facts)
+	allocatable, err := k.Allocatable(capacity)
+	if err != nil {
+		return nil, err
+	}
+	labels := map[string]string{
+		corev1.LabelHostname: name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: in.Arch,
+		corev1.LabelInstanceTypeStable: in.InstanceType, corev1.LabelTopologyZone: in.Zone, corev1.LabelTopologyRegion: in.Region,
+	}
+	maps.Copy(labels, k.Labels)
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec:       corev1.NodeSpec{ProviderID: "aws:///" + in.Zone + "/" + in.InstanceID, Taints: k.Taints},
+		Status:     corev1.NodeStatus{Capacity: capacity, Allocatable: allocatable},
+	}, nil
+}
