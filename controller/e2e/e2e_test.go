@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -67,6 +68,17 @@ func provisionsPendingPods(t *testing.T, b *bed) *replica {
 	}
 	claims, _ := b.claims()
 	t.Logf("%d nodeclaims for 6 pods: %s", len(claims), describe(claims))
+	// The bed's API server serves Services on 10.0.0.0/24: a node told
+	// another CIDR would hand its pods a DNS server that does not exist.
+	for _, c := range claims {
+		var dns []string
+		if k, ok := b.Bridge.Kubelet(c.Status.NodeName); ok {
+			dns = k.Config.ClusterDNS
+		}
+		if !slices.Equal(dns, []string{"10.0.0.10"}) {
+			t.Errorf("node %s's kubelet has clusterDNS %v, want the service CIDR's 10.0.0.10", c.Status.NodeName, dns)
+		}
+	}
 	b.eventually(10*time.Second, func() error { return b.nominated("web") })
 	if n := cloudCalls(t, "Create"); n < float64(len(claims)) {
 		t.Errorf("the cloud provider metrics count %v Create calls, want at least %d", n, len(claims))

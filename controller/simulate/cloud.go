@@ -84,11 +84,24 @@ func newCloudProvider(s *Scenario, emu *awsemu.Emulator, clk *clocktesting.FakeC
 		},
 	}
 	return stowaws.New(stowaws.ClientsFromConfig(cfg), classes, stowaws.Options{
-		Cluster:           amifamily.Cluster{Name: s.Name, Endpoint: "https://simulator.invalid", CABundle: "c2ltdWxhdG9y", CIDR: "172.20.0.0/16"},
+		Cluster:           amifamily.Cluster{Name: s.Name, Endpoint: "https://simulator.invalid", CABundle: "c2ltdWxhdG9y", CIDR: s.clusterCIDR()},
 		Region:            s.region(),
 		KubernetesVersion: kubernetesVersion,
 		Clock:             clk,
 	})
+}
+
+// DefaultClusterCIDR is a simulated cluster's service CIDR when its
+// scenario names none: one of the two EKS picks for a cluster created
+// without one. It is the simulation's only: `stowage run` reads the real
+// cluster's, or refuses to start.
+const DefaultClusterCIDR = "172.20.0.0/16"
+
+func (s *Scenario) clusterCIDR() string {
+	if s.Spec.ClusterCIDR == "" {
+		return DefaultClusterCIDR
+	}
+	return s.Spec.ClusterCIDR
 }
 
 func (s *Scenario) region() string {

@@ -133,7 +133,7 @@ func (e *Emulator) authzCreateFleet(req request, _ string) ([]authRequest, *poli
 			continue
 		}
 		both(e.ec2ARN("launch-template", lt.ID), resourceTags(lt.Tags, true))
-		for _, sg := range lt.SecurityGroups {
+		for _, sg := range lt.instanceGroups() {
 			both(e.ec2ARN("security-group", sg), resourceTags(e.sgTagsLocked(sg), true))
 		}
 		roles = append(roles, e.profileRolesLocked(lt.ProfileName)...)

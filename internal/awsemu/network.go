@@ -46,15 +46,39 @@ type LaunchTemplate struct {
 	UserData       string
 	HTTPTokens     string
 	HopLimit       int32
-	Tags           map[string]string // tags on the template itself
-	InstanceTags   map[string]string // TagSpecifications for instances
-	BlockDevices   []BlockDevice
-	CreateTime     time.Time
+	// HTTPProtocolIPv6 is the metadata options' enabled or disabled.
+	HTTPProtocolIPv6 string
+	// NetworkInterfaces, when set, are the instance's interfaces, the
+	// security groups among them.
+	NetworkInterfaces []NetworkInterface
+	Tags              map[string]string // tags on the template itself
+	InstanceTags      map[string]string // TagSpecifications for instances
+	BlockDevices      []BlockDevice
+	CreateTime        time.Time
 	// ReservationPreference is CapacityReservationSpecification's preference:
 	// open (the default), none or capacity-reservations-only.
 	ReservationPreference string
 	// ReservationTarget is the Capacity Reservation the template targets, if any.
 	ReservationTarget string
+}
+
+// NetworkInterface is one network interface of a launch template.
+type NetworkInterface struct {
+	DeviceIndex int
+	// AssociatePublicIP is nil when the subnet's setting stands.
+	AssociatePublicIP *bool
+	Groups            []string
+}
+
+// instanceGroups are the security groups an instance of the template gets:
+// its primary interface's, when it names interfaces.
+func (lt *LaunchTemplate) instanceGroups() []string {
+	for _, ni := range lt.NetworkInterfaces {
+		if ni.DeviceIndex == 0 {
+			return append([]string(nil), ni.Groups...)
+		}
+	}
+	return append([]string(nil), lt.SecurityGroups...)
 }
 
 // BlockDevice is one block device mapping of a launch template.
