@@ -115,6 +115,9 @@ func flagsOf(flags []string, configured []corev1.Taint) (map[string]string, []co
 		switch name {
 		case "node-labels":
 			for _, kv := range strings.Split(value, ",") {
+				if kv = strings.TrimSpace(kv); kv == "" {
+					continue // as the kubelet's MapStringString skips it
+				}
 				k, v, ok := strings.Cut(kv, "=")
 				if !ok {
 					return nil, nil, fmt.Errorf("--node-labels: %q is not key=value", kv)
