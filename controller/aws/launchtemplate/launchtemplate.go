@@ -119,7 +119,7 @@ func (p *Provider) create(ctx context.Context, name string, cfg Config) error {
 	tags := []ec2types.Tag{{Key: aws.String(TagCluster), Value: aws.String(p.cluster)}}
 	_, err := p.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
 		LaunchTemplateName: aws.String(name),
-		LaunchTemplateData: templateData(cfg),
+		LaunchTemplateData: Data(cfg),
 		TagSpecifications:  []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: tags}},
 	})
 	if err != nil && awserrors.Code(err) != "InvalidLaunchTemplateName.AlreadyExistsException" {
@@ -128,7 +128,8 @@ func (p *Provider) create(ctx context.Context, name string, cfg Config) error {
 	return nil
 }
 
-func templateData(cfg Config) *ec2types.RequestLaunchTemplateData {
+// Data is what EC2 is asked to put in the launch template of cfg.
+func Data(cfg Config) *ec2types.RequestLaunchTemplateData {
 	d := &ec2types.RequestLaunchTemplateData{
 		ImageId:            aws.String(cfg.ImageID),
 		SecurityGroupIds:   cfg.SecurityGroups,
