@@ -84,7 +84,7 @@ func newCloudProvider(s *Scenario, emu *awsemu.Emulator, clk *clocktesting.FakeC
 		},
 	}
 	return stowaws.New(stowaws.ClientsFromConfig(cfg), classes, stowaws.Options{
-		Cluster:           amifamily.Cluster{Name: s.Name, Endpoint: "https://simulator.invalid", CABundle: "c2ltdWxhdG9y", CIDR: s.clusterCIDR()},
+		Cluster:           s.cluster(),
 		Region:            s.region(),
 		KubernetesVersion: kubernetesVersion,
 		Clock:             clk,
@@ -97,11 +97,13 @@ func newCloudProvider(s *Scenario, emu *awsemu.Emulator, clk *clocktesting.FakeC
 // cluster's, or refuses to start.
 const DefaultClusterCIDR = "172.20.0.0/16"
 
-func (s *Scenario) clusterCIDR() string {
-	if s.Spec.ClusterCIDR == "" {
-		return DefaultClusterCIDR
+// cluster is what the simulated nodes' user data names.
+func (s *Scenario) cluster() amifamily.Cluster {
+	c := amifamily.Cluster{Name: s.Name, Endpoint: "https://simulator.invalid", CABundle: "c2ltdWxhdG9y", CIDR: s.Spec.ClusterCIDR}
+	if c.CIDR == "" {
+		c.CIDR = DefaultClusterCIDR
 	}
-	return s.Spec.ClusterCIDR
+	return c
 }
 
 func (s *Scenario) region() string {

@@ -67,31 +67,48 @@ func listOf(v any) []any {
 	return l
 }
 
-// Instance is the instance a Node is registered for.
+// Instance is the instance a node boots on: who it is, and what EC2's
+// DescribeInstanceTypes says of its type.
 type Instance struct {
-	Host
-	Region, Arch string
-	Facts        Facts
+	ID, Type, Zone, Region, Arch string
+	VCPU, MemoryMiB              int64
+	// NvidiaGPUs and Neuron are the devices their device plugins advertise
+	// (nvidia.com/gpu, aws.amazon.com/neuron).
+	NvidiaGPUs, Neuron int64
+	// InstanceStoreGB is EC2's TotalSizeInGB of the instance store.
+	InstanceStoreGB int64
+	// MaxENIs and IPv4PerENI are what EC2 says of the type's networking,
+	// which nodeadm asks for a type its table lacks.
+	MaxENIs, IPv4PerENI int64
+	// Volumes are the block device mapping it launched with.
+	Volumes []Volume
 }
 
-// Node is the Node the kubelet registers for the instance under name: the
-// well-known labels and the kubelet's own, its taints, its provider id, and
-// its capacity and allocatable. The caller adds what its cluster needs
-// (addresses, conditions, annotations).
-func (k *Kubelet) Node(name string, in Instance) (*corev1.Node, error) {
-	capacity := k.Capacity(in.Facts)
+// Boot is what the node's kubelet registers under name: its configuration,
+// and the Node with the well-known labels and the kubelet's own, its
+// taints, its provider id, and the capacity and allocatable the kubelet
+// reports. The caller adds what its cluster needs (addresses, conditions,
+// annotations).
+func (ud *UserData) Boot(name string, in Instance) (*corev1.Node, *Kubelet, error) {
+	k, err := ud.Kubelet(Host{InstanceID: in.ID, InstanceType: in.Type, Zone: in.Zone, CPUs: in.VCPU,
+		ENIs: &ENIInfo{DefaultMaxENIs: in.MaxENIs, IPv4PerInterface: in.IPv4PerENI}})
+	if err != nil {
+		return nil, nil, err
+	}
+	capacity := k.Capacity(Facts{VCPU: in.VCPU, MemoryMiB: in.MemoryMiB, NvidiaGPUs: in.NvidiaGPUs, Neuron: in.Neuron,
+		EphemeralBytes: ud.EphemeralBytes(in.Volumes, in.InstanceStoreGB)})
 	allocatable, err := k.Allocatable(capacity)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	labels := map[string]string{
 		corev1.LabelHostname: name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: in.Arch,
-		corev1.LabelInstanceTypeStable: in.InstanceType, corev1.LabelTopologyZone: in.Zone, corev1.LabelTopologyRegion: in.Region,
+		corev1.LabelInstanceTypeStable: in.Type, corev1.LabelTopologyZone: in.Zone, corev1.LabelTopologyRegion: in.Region,
 	}
 	maps.Copy(labels, k.Labels)
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Spec:       corev1.NodeSpec{ProviderID: "aws:///" + in.Zone + "/" + in.InstanceID, Taints: k.Taints},
+		Spec:       corev1.NodeSpec{ProviderID: "aws:///" + in.Zone + "/" + in.ID, Taints: k.Taints},
 		Status:     corev1.NodeStatus{Capacity: capacity, Allocatable: allocatable},
-	}, nil
+	}, k, nil
 }

@@ -163,28 +163,29 @@ func NodeFor(in awsemu.Instance, spec awsemu.InstanceTypeSpec, region string, bo
 	if err != nil {
 		return nil, nil, fmt.Errorf("instance %s: its %s user data: %w", in.ID, boot.Family, err)
 	}
-	host := nodeboot.Host{InstanceID: in.ID, InstanceType: in.InstanceType, Zone: in.Zone, CPUs: int64(spec.VCPU),
-		ENIs: &nodeboot.ENIInfo{DefaultMaxENIs: int64(spec.MaxENIs), IPv4PerInterface: int64(spec.IPv4PerENI)}}
-	k, err := ud.Kubelet(host)
-	if err != nil {
-		return nil, nil, fmt.Errorf("instance %s: %w", in.ID, err)
-	}
-	facts := nodeboot.Facts{VCPU: int64(spec.VCPU), MemoryMiB: spec.MemoryMiB,
-		EphemeralBytes: ud.EphemeralBytes(boot.Volumes, spec.LocalNVMeGiB)}
-	if spec.GPUManufacturer == "nvidia" {
-		facts.NvidiaGPUs = int64(spec.GPUCount)
-	}
-	if spec.AcceleratorMfr == "aws" {
-		facts.Neuron = int64(spec.AcceleratorCount)
-	}
 	name := nodeName(in.PrivateIP, region)
-	node, err := k.Node(name, nodeboot.Instance{Host: host, Region: region, Arch: spec.Arch, Facts: facts})
+	node, k, err := ud.Boot(name, InstanceOf(in, spec, region, boot.Volumes))
 	if err != nil {
 		return nil, nil, fmt.Errorf("instance %s: %w", in.ID, err)
 	}
 	node.Annotations = map[string]string{testenv.KwokNodeAnnotation: testenv.KwokNodeAnnotationValue}
 	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: in.PrivateIP}, {Type: corev1.NodeHostName, Address: name}}
 	return node, k, nil
+}
+
+// InstanceOf is an emulated instance as its node sees it: its identity and
+// what EC2 says of its type.
+func InstanceOf(in awsemu.Instance, spec awsemu.InstanceTypeSpec, region string, volumes []nodeboot.Volume) nodeboot.Instance {
+	out := nodeboot.Instance{ID: in.ID, Type: in.InstanceType, Zone: in.Zone, Region: region, Arch: spec.Arch,
+		VCPU: int64(spec.VCPU), MemoryMiB: spec.MemoryMiB, InstanceStoreGB: spec.LocalNVMeGiB,
+		MaxENIs: int64(spec.MaxENIs), IPv4PerENI: int64(spec.IPv4PerENI), Volumes: volumes}
+	if spec.GPUManufacturer == "nvidia" {
+		out.NvidiaGPUs = int64(spec.GPUCount)
+	}
+	if spec.AcceleratorMfr == "aws" {
+		out.Neuron = int64(spec.AcceleratorCount)
+	}
+	return out
 }
 
 // nodeName is EC2's private DNS name of the address.
