@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	stowaws "github.com/stowage-dev/stowage/controller/aws"
@@ -76,6 +77,9 @@ func (b *syncBuffer) tail(n int) string {
 type bed struct {
 	*testbed.Bed
 	t, root testing.TB
+	// mismatchesExpected lets the test's Nodes register another allocatable
+	// than the one predicted at launch; every other test fails on one.
+	mismatchesExpected bool
 }
 
 // startBed starts the bed for t (failing it when the components are not
@@ -92,6 +96,14 @@ func startBed(t testing.TB, o testbed.Options) *bed {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b := &bed{Bed: tb, t: t, root: t}
+	mismatchesBefore := allocatableMismatches(t)
+	t.Cleanup(func() {
+		if n := allocatableMismatches(t) - mismatchesBefore; n > 0 && !b.mismatchesExpected {
+			t.Errorf("%v Node resources registered another allocatable than predicted at launch (stowage_nodeclaims_allocatable_mismatch_total): "+
+				"the prediction (controller/catalogue) and the nodes' rules (internal/nodeboot) disagree; the AllocatableMismatch events say where", n)
+		}
+	})
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("component logs:\n%s", tb.ControlPlane.LogTails())
@@ -101,7 +113,27 @@ func startBed(t testing.TB, o testbed.Options) *bed {
 			t.Errorf("stopping the bed: %v", err)
 		}
 	})
-	return &bed{Bed: tb, t: t, root: t}
+	return b
+}
+
+// allocatableMismatches sums stowage_nodeclaims_allocatable_mismatch_total
+// over its series: the process's count, which the tests, run one at a time,
+// move in turn.
+func allocatableMismatches(t testing.TB) float64 {
+	t.Helper()
+	families, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, f := range families {
+		if f.GetName() == "stowage_nodeclaims_allocatable_mismatch_total" {
+			for _, m := range f.GetMetric() {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
 }
 
 func (b *bed) create(objs ...client.Object) {
@@ -290,7 +322,11 @@ func (b *bed) pods(ns, app string) ([]corev1.Pod, error) {
 
 // running checks that want pods of app run, each on a Node Stowage launched
 // for its pool.
-func (b *bed) running(ns, app string, want int) func() error {
+func (b *bed) running(ns, app string, want int) func() error { return b.runningIn(ns, app, want, poolName) }
+
+// runningIn checks that want pods of app run, each on a Node Stowage
+// launched for the pool.
+func (b *bed) runningIn(ns, app string, want int, pool string) func() error {
 	return func() error {
 		pods, err := b.pods(ns, app)
 		if err != nil {
@@ -310,7 +346,7 @@ func (b *bed) running(ns, app string, want int) func() error {
 			if err := b.Admin.Get(context.Background(), client.ObjectKey{Name: p.Spec.NodeName}, &node); err != nil {
 				return err
 			}
-			if node.Labels[v1alpha1.LabelNodePool] != poolName || !strings.HasPrefix(node.Spec.ProviderID, "aws:///") {
+			if node.Labels[v1alpha1.LabelNodePool] != pool || !strings.HasPrefix(node.Spec.ProviderID, "aws:///") {
 				return fmt.Errorf("pod %s runs on node %s (pool %q, provider id %q), not one Stowage launched",
 					p.Name, node.Name, node.Labels[v1alpha1.LabelNodePool], node.Spec.ProviderID)
 			}

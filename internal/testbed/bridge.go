@@ -142,11 +142,7 @@ func bootOf(emu *awsemu.Emulator, in awsemu.Instance) Boot {
 	if img, ok := emu.ImageByID(in.ImageID); ok {
 		b.Family = nodeboot.FamilyOfImage(img.Name)
 	}
-	if lt, ok := emu.LaunchTemplateByID(in.LaunchTemplate); ok {
-		for _, d := range lt.BlockDevices {
-			b.Volumes = append(b.Volumes, nodeboot.Volume{Device: d.DeviceName, SizeGiB: int64(d.VolumeSize)})
-		}
-	}
+	b.Volumes = userdatacheck.Volumes(emu, in)
 	return b
 }
 
@@ -159,33 +155,14 @@ func bootOf(emu *awsemu.Emulator, in awsemu.Instance) Boot {
 // allocatable by the kubelet's rule. It returns the kubelet's configuration
 // too.
 func NodeFor(in awsemu.Instance, spec awsemu.InstanceTypeSpec, region string, boot Boot) (*corev1.Node, *nodeboot.Kubelet, error) {
-	ud, err := userdatacheck.Check(boot.Family, in.UserData)
-	if err != nil {
-		return nil, nil, fmt.Errorf("instance %s: its %s user data: %w", in.ID, boot.Family, err)
-	}
 	name := nodeName(in.PrivateIP, region)
-	node, k, err := ud.Boot(name, InstanceOf(in, spec, region, boot.Volumes))
+	node, k, err := userdatacheck.Boot(name, in, spec, region, boot.Family, boot.Volumes)
 	if err != nil {
-		return nil, nil, fmt.Errorf("instance %s: %w", in.ID, err)
+		return nil, nil, err
 	}
 	node.Annotations = map[string]string{testenv.KwokNodeAnnotation: testenv.KwokNodeAnnotationValue}
 	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: in.PrivateIP}, {Type: corev1.NodeHostName, Address: name}}
 	return node, k, nil
-}
-
-// InstanceOf is an emulated instance as its node sees it: its identity and
-// what EC2 says of its type.
-func InstanceOf(in awsemu.Instance, spec awsemu.InstanceTypeSpec, region string, volumes []nodeboot.Volume) nodeboot.Instance {
-	out := nodeboot.Instance{ID: in.ID, Type: in.InstanceType, Zone: in.Zone, Region: region, Arch: spec.Arch,
-		VCPU: int64(spec.VCPU), MemoryMiB: spec.MemoryMiB, InstanceStoreGB: spec.LocalNVMeGiB,
-		MaxENIs: int64(spec.MaxENIs), IPv4PerENI: int64(spec.IPv4PerENI), Volumes: volumes}
-	if spec.GPUManufacturer == "nvidia" {
-		out.NvidiaGPUs = int64(spec.GPUCount)
-	}
-	if spec.AcceleratorMfr == "aws" {
-		out.Neuron = int64(spec.AcceleratorCount)
-	}
-	return out
 }
 
 // nodeName is EC2's private DNS name of the address.
