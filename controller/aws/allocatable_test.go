@@ -33,7 +33,7 @@ func registered(t *testing.T, e *env, providerID string) (capacity, allocatable 
 			spec = s
 		}
 	}
-	node, _, err := userdatacheck.Boot("node", in, spec, "us-east-1", nodeboot.FamilyOfImage(img.Name), userdatacheck.Volumes(e.emu, in))
+	node, _, err := userdatacheck.Boot("node", in, spec, "us-east-1", nodeboot.FamilyOfImage(img.Name), nodeboot.Volumes(e.emu, in))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
-	"github.com/stowage-dev/stowage/controller/catalogue"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 	"github.com/stowage-dev/stowage/internal/awsemu"
 	"github.com/stowage-dev/stowage/internal/nodeboot"
@@ -97,11 +96,12 @@ func (w *world) stopDaemonSets(ctx context.Context, node string) error {
 // that gives by nodeadm's or Bottlerocket's rules (internal/nodeboot, as the
 // whole-system bed's kubelet), never Stowage's own formulas.
 func (w *world) nodeFor(in *simInstance) (*corev1.Node, error) {
-	info, ok := w.infos[in.instanceType]
-	if !ok {
-		return nil, fmt.Errorf("instance %s: type %s is not in the catalogue", in.id, in.instanceType)
-	}
 	cur, _ := w.emu.Instance(in.id)
+	specs := w.emu.InstanceTypes()
+	i := slices.IndexFunc(specs, func(s awsemu.InstanceTypeSpec) bool { return s.Name == in.instanceType })
+	if i < 0 {
+		return nil, fmt.Errorf("instance %s: type %s is not in the emulator's catalogue", in.id, in.instanceType)
+	}
 	family := nodeboot.AL2023
 	if img, ok := w.emu.ImageByID(cur.ImageID); ok {
 		family = nodeboot.FamilyOfImage(img.Name)
@@ -117,9 +117,7 @@ func (w *world) nodeFor(in *simInstance) (*corev1.Node, error) {
 	// Resource-based hostnames (EC2's "resource name" hostname type): unique
 	// where an IP address may be reused while an old Node still drains.
 	name := in.id + "." + w.s.region() + ".compute.internal"
-	node, _, err := ud.Boot(name, nodeboot.Instance{ID: in.id, Type: in.instanceType, Zone: in.zone, Region: w.s.region(),
-		Arch: info.Arch, VCPU: info.VCPU, MemoryMiB: info.MemoryMiB, NvidiaGPUs: gpus(info), Neuron: neuron(info),
-		InstanceStoreGB: info.LocalNVMeGiB, MaxENIs: info.MaxENIs, IPv4PerENI: info.IPv4PerENI, Volumes: volumes(w.emu, cur)})
+	node, _, err := ud.Boot(name, nodeboot.InstanceOf(cur, specs[i], w.s.region(), nodeboot.Volumes(w.emu, cur)))
 	if err != nil {
 		return nil, fmt.Errorf("instance %s: %w", in.id, err)
 	}
@@ -129,31 +127,6 @@ func (w *world) nodeFor(in *simInstance) (*corev1.Node, error) {
 	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
 		LastTransitionTime: metav1.NewTime(w.clk.Now())}}
 	return node, nil
-}
-
-// gpus and neuron are the devices of an EC2 type its device plugins advertise.
-func gpus(info catalogue.Info) int64 {
-	if info.GPUManufacturer == "nvidia" {
-		return info.GPUCount
-	}
-	return 0
-}
-
-func neuron(info catalogue.Info) int64 {
-	if info.AcceleratorManufacturer == "aws" {
-		return info.AcceleratorCount
-	}
-	return 0
-}
-
-// volumes are the block devices of the instance's launch template.
-func volumes(emu *awsemu.Emulator, in awsemu.Instance) []nodeboot.Volume {
-	lt, _ := emu.LaunchTemplateByID(in.LaunchTemplate)
-	out := make([]nodeboot.Volume, 0, len(lt.BlockDevices))
-	for _, d := range lt.BlockDevices {
-		out = append(out, nodeboot.Volume{Device: d.DeviceName, SizeGiB: int64(d.VolumeSize)})
-	}
-	return out
 }
 
 // startPods is the kubelets' other part: a bound pod runs after its start-up

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stowage-dev/stowage/internal/awsemu"
 )
 
 // FamilyOfImage is how a node of the image reads its user data: a
@@ -111,4 +113,30 @@ func (ud *UserData) Boot(name string, in Instance) (*corev1.Node, *Kubelet, erro
 		Spec:       corev1.NodeSpec{ProviderID: "aws:///" + in.Zone + "/" + in.ID, Taints: k.Taints},
 		Status:     corev1.NodeStatus{Capacity: capacity, Allocatable: allocatable},
 	}, k, nil
+}
+
+// InstanceOf is an instance of the AWS emulator (internal/awsemu) as its
+// node sees it: its identity, what EC2 says of its type, and its volumes.
+func InstanceOf(in awsemu.Instance, spec awsemu.InstanceTypeSpec, region string, volumes []Volume) Instance {
+	out := Instance{ID: in.ID, Type: in.InstanceType, Zone: in.Zone, Region: region, Arch: spec.Arch,
+		VCPU: int64(spec.VCPU), MemoryMiB: spec.MemoryMiB, InstanceStoreGB: spec.LocalNVMeGiB,
+		MaxENIs: int64(spec.MaxENIs), IPv4PerENI: int64(spec.IPv4PerENI), Volumes: volumes}
+	if spec.GPUManufacturer == "nvidia" {
+		out.NvidiaGPUs = int64(spec.GPUCount)
+	}
+	if spec.AcceleratorMfr == "aws" {
+		out.Neuron = int64(spec.AcceleratorCount)
+	}
+	return out
+}
+
+// Volumes are the block devices of the launch template an emulated
+// instance launched from.
+func Volumes(emu *awsemu.Emulator, in awsemu.Instance) []Volume {
+	lt, _ := emu.LaunchTemplateByID(in.LaunchTemplate)
+	out := make([]Volume, 0, len(lt.BlockDevices))
+	for _, d := range lt.BlockDevices {
+		out = append(out, Volume{Device: d.DeviceName, SizeGiB: int64(d.VolumeSize)})
+	}
+	return out
 }

@@ -142,7 +142,7 @@ func bootOf(emu *awsemu.Emulator, in awsemu.Instance) Boot {
 	if img, ok := emu.ImageByID(in.ImageID); ok {
 		b.Family = nodeboot.FamilyOfImage(img.Name)
 	}
-	b.Volumes = userdatacheck.Volumes(emu, in)
+	b.Volumes = nodeboot.Volumes(emu, in)
 	return b
 }
 

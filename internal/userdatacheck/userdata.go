@@ -4,21 +4,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/stowage-dev/stowage/internal/nodeboot"
 )
-
-// Family tells which node image reads user data as raw is written: a MIME
-// message or a NodeConfig document is nodeadm's (AL2023), anything else
-// Bottlerocket's TOML settings.
-func Family(raw []byte) string {
-	s := strings.TrimSpace(string(raw))
-	if strings.HasPrefix(s, "MIME-Version:") || strings.HasPrefix(s, "Content-Type:") || strings.Contains(s, "node.eks.aws/") {
-		return nodeboot.AL2023
-	}
-	return nodeboot.Bottlerocket
-}
 
 // Check reads user data (base64, as EC2 carries it) as a node of the family
 // would, and checks each NodeConfig document against nodeadm's schema. It
