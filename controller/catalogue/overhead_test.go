@@ -85,7 +85,7 @@ func TestKubeletOverridesMaxPods(t *testing.T) {
 		{"maxPods replaces the ENI limit downwards", "c6i.24xlarge", ptr.To[int32](250), nil, false, 250, 737},
 		{"podsPerCore caps the ENI limit", "m6i.large", nil, ptr.To[int32](10), false, 20, 29}, // min(29, 10*2)
 		{"podsPerCore above the ENI limit changes nothing", "m6i.large", nil, ptr.To[int32](100), false, 29, 29},
-		{"podsPerCore caps maxPods", "c6i.xlarge", ptr.To[int32](110), ptr.To[int32](5), false, 20, 58},        // min(110, 5*4)
+		{"podsPerCore caps maxPods", "c6i.xlarge", ptr.To[int32](110), ptr.To[int32](5), false, 20, 58},         // min(110, 5*4)
 		{"maxPods below podsPerCore wins", "c6i.24xlarge", ptr.To[int32](50), ptr.To[int32](5), false, 50, 737}, // min(50, 5*96)
 		{"podsPerCore 0 means no cap", "m6i.large", nil, ptr.To[int32](0), false, 29, 29},
 		{"Bottlerocket reserves for its max-pods", "c6i.24xlarge", ptr.To[int32](250), nil, true, 250, 250},
@@ -165,7 +165,7 @@ func TestNodeCapacityAndOverhead(t *testing.T) {
 				t.Errorf("capacity = %+v, want %+v", it.Capacity, wantCap)
 			}
 			want := cloudprovider.Overhead{
-				KubeReserved:      scheduling.Resources{CPU: tc.kubeCPU, Memory: tc.kubeMemMiB * mib, EphemeralStorage: gib},
+				KubeReserved: scheduling.Resources{CPU: tc.kubeCPU, Memory: tc.kubeMemMiB * mib, EphemeralStorage: gib},
 				// 100Mi; 10% of 20 GiB, the 10% a float32 as the kubelet parses it: 32 bytes over 2 GiB
 				EvictionThreshold: scheduling.Resources{Memory: 100 * mib, EphemeralStorage: 2*gib + 32},
 			}

@@ -322,7 +322,9 @@ func (b *bed) pods(ns, app string) ([]corev1.Pod, error) {
 
 // running checks that want pods of app run, each on a Node Stowage launched
 // for its pool.
-func (b *bed) running(ns, app string, want int) func() error { return b.runningIn(ns, app, want, poolName) }
+func (b *bed) running(ns, app string, want int) func() error {
+	return b.runningIn(ns, app, want, poolName)
+}
 
 // runningIn checks that want pods of app run, each on a Node Stowage
 // launched for the pool.

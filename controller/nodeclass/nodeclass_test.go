@@ -142,7 +142,9 @@ type replacingResolver struct {
 	replaced []string
 }
 
-func (r replacingResolver) ReplacedUserData(*v1alpha1.NodeClass) ([]string, error) { return r.replaced, nil }
+func (r replacingResolver) ReplacedUserData(*v1alpha1.NodeClass) ([]string, error) {
+	return r.replaced, nil
+}
 
 // TestUserDataSettingsThatGiveWayAreToldOncePerGeneration: a Warning event
 // names the userData settings Stowage's own replace, once per generation of

@@ -70,7 +70,7 @@ func (ud *UserData) nodeadmKubelet(h Host) (*Kubelet, error) {
 		"kubeReserved": map[string]any{"cpu": fmt.Sprintf("%dm", reservedMilliCPU(h.CPUs)), "ephemeral-storage": "1Gi",
 			"memory": fmt.Sprintf("%dMi", 11*maxPods+255)},
 		"systemReservedCgroup": "/system", "kubeReservedCgroup": "/runtime",
-		"providerID":           "aws:///" + h.Zone + "/" + h.InstanceID,
+		"providerID": "aws:///" + h.Zone + "/" + h.InstanceID,
 	}}
 	merged, _ := json.Marshal(k.Base) //nolint:errchkjson // plain data
 	if len(spec.Kubelet.Config) > 0 {

@@ -25,4 +25,3 @@ func Boot(name string, in awsemu.Instance, spec awsemu.InstanceTypeSpec, region,
 	}
 	return node, k, nil
 }
-

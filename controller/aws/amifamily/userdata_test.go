@@ -167,8 +167,8 @@ func TestBottlerocketMergesTheNodeClassTOML(t *testing.T) {
 	for key, want := range map[string]any{"kube-api-qps": int64(30), "cluster-name": "prod", "api-server": "https://api",
 		"cluster-certificate": "Q0E=", "max-pods": int64(58), "cluster-dns-ip": "169.254.20.10", "cpu-cfs-quota-enforced": false,
 		"image-gc-high-threshold-percent": int64(85), "eviction-max-pod-grace-period": int64(60),
-		"node-labels":  map[string]any{"team": "ml", "owner": "sre", "stowage.dev/nodepool": "gpu"},
-		"node-taints":  map[string]any{"nvidia.com/gpu": []any{"true:NoSchedule"}},
+		"node-labels":   map[string]any{"team": "ml", "owner": "sre", "stowage.dev/nodepool": "gpu"},
+		"node-taints":   map[string]any{"nvidia.com/gpu": []any{"true:NoSchedule"}},
 		"kube-reserved": map[string]any{"cpu": "100m"}, "eviction-soft-grace-period": map[string]any{"memory.available": "1m30s"}} {
 		if !reflect.DeepEqual(k[key], want) {
 			t.Errorf("settings.kubernetes.%s = %#v, want %#v", key, k[key], want)
