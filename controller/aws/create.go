@@ -76,14 +76,16 @@ func (c *CloudProvider) launch(ctx context.Context, claim *v1alpha1.NodeClaim, n
 			return nil, c.launchError(err)
 		}
 		if in != nil {
+			in.ImageID = p.images[in.Type]
 			c.recordLaunch(claim, in)
-			return c.launched(claim, in, p.types[in.Type], p.images[in.Type], v1alpha1.NodeClassHash(nc)), nil
+			return c.launched(claim, in, p.types[in.Type], in.ImageID, v1alpha1.NodeClassHash(nc)), nil
 		}
 	}
 	return nil, cloudprovider.NewInsufficientCapacityError("no allowed offering could be launched for nodeclaim "+claim.Name, tried...)
 }
 
 func (c *CloudProvider) recordLaunch(claim *v1alpha1.NodeClaim, in *instance.Instance) {
+	c.instances.Remember(claim.Name, in)
 	c.unavailable.MarkAvailable(cache.Offering{InstanceType: in.Type, Zone: in.Zone, CapacityType: in.CapacityType})
 	if in.ReservationID != "" {
 		c.reservations.Launched(in.ReservationID)

@@ -92,7 +92,7 @@ func (e *Emulator) archOf(instanceType string) string {
 
 func (e *Emulator) describeInstances(p params) (any, *APIError) {
 	ids := p.strings("InstanceId")
-	all := e.instancesWhere(func(id string) bool { return len(ids) == 0 || matchValue(ids, id) })
+	all := e.instancesWhere(func(in *Instance) bool { return (len(ids) == 0 || matchValue(ids, in.ID)) && e.visibleLocked(in) })
 	fs := p.filters()
 	var matched []Instance
 	for _, in := range all {
@@ -147,7 +147,7 @@ func (e *Emulator) terminateInstances(p params) (any, *APIError) {
 	if len(ids) == 0 {
 		return nil, &APIError{"MissingParameter", "The request must contain the parameter InstanceId"}
 	}
-	changes, err := e.Terminate(ids...)
+	changes, err := e.terminateVisible(ids)
 	if err != nil {
 		return nil, &APIError{"InvalidInstanceID.NotFound", err.Error()}
 	}

@@ -45,6 +45,12 @@ type Config struct {
 	SpotDiscount float64
 	// PendingDelay is how long an instance stays pending before it runs.
 	PendingDelay time.Duration
+	// VisibilityDelay is how long after its launch an instance stays unknown
+	// to DescribeInstances (InvalidInstanceID.NotFound by id, absent from
+	// filtered answers) and TerminateInstances (InvalidInstanceID.NotFound),
+	// as EC2's eventual consistency may hide a new instance; 0 shows it at
+	// once. The emulator's own methods (Instances, Terminate) see it always.
+	VisibilityDelay time.Duration
 	// ShuttingDownDelay is how long an instance stays shutting-down before it is terminated.
 	ShuttingDownDelay time.Duration
 	// TerminatedRetention is how long a terminated instance stays visible to DescribeInstances.

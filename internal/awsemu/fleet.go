@@ -154,39 +154,27 @@ func (e *Emulator) runFleetLocked(req FleetRequest) FleetResult {
 	return res
 }
 
-// orderOverridesLocked returns override indexes in the order the strategy tries them.
+// orderOverridesLocked returns override indexes in the order the strategy
+// tries them (allocationOrder), from each override's pool: its price and
+// its depth.
 func (e *Emulator) orderOverridesLocked(req FleetRequest) []int {
-	idx := make([]int, len(req.Overrides))
-	price := make([]float64, len(req.Overrides))
-	for i, o := range req.Overrides {
-		idx[i] = i
-		price[i] = 1e9
-		if p, ok := e.pools[PoolKey{o.InstanceType, e.overrideZoneLocked(o), req.CapacityType}]; ok {
-			price[i] = p.Price
-		}
-	}
 	strategy := req.OnDemandStrategy
 	if req.CapacityType == CapacitySpot {
 		strategy = req.SpotStrategy
 	}
-	prioritized := strategy == "prioritized" || strategy == "capacity-optimized-prioritized"
-	reserved := make([]bool, len(req.Overrides))
-	if req.CapacityReservations && req.CapacityType == CapacityOnDemand {
-		for i, o := range req.Overrides {
-			reserved[i] = e.usesReservationLocked(o)
+	reservationsFirst := req.CapacityReservations && req.CapacityType == CapacityOnDemand
+	cands := make([]candidate, len(req.Overrides))
+	for i, o := range req.Overrides {
+		c := candidate{price: 1e9, priority: o.Priority, reserved: reservationsFirst && e.usesReservationLocked(o)}
+		if p, ok := e.pools[PoolKey{o.InstanceType, e.overrideZoneLocked(o), req.CapacityType}]; ok {
+			c.price = p.Price
+			if !p.Short {
+				c.depth = p.Capacity
+			}
 		}
+		cands[i] = c
 	}
-	sort.SliceStable(idx, func(a, b int) bool {
-		oa, ob := req.Overrides[idx[a]], req.Overrides[idx[b]]
-		if reserved[idx[a]] != reserved[idx[b]] {
-			return reserved[idx[a]] // use-capacity-reservations-first
-		}
-		if prioritized && oa.Priority != ob.Priority {
-			return oa.Priority < ob.Priority
-		}
-		return price[idx[a]] < price[idx[b]]
-	})
-	return idx
+	return allocationOrder(strategy, cands)
 }
 
 func (e *Emulator) overrideZoneLocked(o FleetOverride) string {
