@@ -50,11 +50,16 @@ func (w *world) registerNodes(ctx context.Context) error {
 
 // startDaemonSets is the DaemonSet controller's part: every DaemonSet whose
 // pod tolerates the new node's taints and matches its node affinity runs one
-// pod there, bound at once.
+// pod there, bound at once. The taint a Stowage node registers with until
+// its NodeClaim's registration lifts it does not count: the DaemonSet
+// controller acts once it is gone.
 func (w *world) startDaemonSets(ctx context.Context, node *corev1.Node) error {
+	taints := slices.DeleteFunc(slices.Clone(node.Spec.Taints), func(t corev1.Taint) bool {
+		return t.MatchTaint(&v1alpha1.UnregisteredNoExecuteTaint)
+	})
 	for _, ds := range w.s.DaemonSets {
 		pod := &corev1.Pod{ObjectMeta: *ds.Spec.Template.ObjectMeta.DeepCopy(), Spec: *ds.Spec.Template.Spec.DeepCopy()}
-		if scheduling.Tolerates(node.Spec.Taints, pod.Spec.Tolerations) != nil {
+		if scheduling.Tolerates(taints, pod.Spec.Tolerations) != nil {
 			continue
 		}
 		if ok, _ := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); !ok {
