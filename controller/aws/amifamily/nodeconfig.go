@@ -133,8 +133,9 @@ func replacedInNodeConfigs(user []part, ours nodeConfig, labels map[string]strin
 		}
 	}
 	out := replaced(merged, oursDoc, "")
+	userLabels := flagLabels(flags)
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		if v, ok := flagLabels(flags)[k]; ok && v != labels[k] {
+		if v, ok := userLabels[k]; ok && v != labels[k] {
 			out = append(out, "--node-labels "+k)
 		}
 	}
