@@ -41,9 +41,7 @@ func TestNodesRegisterThePredictedAllocatable(t *testing.T) {
 	tuned.Name, tuned.Spec.Kubelet = "tuned", tunedKubelet()
 	custom := nodeClass()
 	custom.Name, custom.Spec.Kubelet, custom.Spec.AMIFamily = "custom", tunedKubelet(), ptr.To(v1alpha1.AMIFamilyCustom)
-	custom.Spec.UserData = ptr.To(fmt.Sprintf("apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  cluster:\n    name: %s\n"+
-		"    apiServerEndpoint: %s\n    certificateAuthority: %s\n    cidr: %s\n", b.Cluster, b.ControlPlane.APIServerURL,
-		base64.StdEncoding.EncodeToString(b.ControlPlane.Config.CAData), testenv.ServiceClusterIPRange))
+	custom.Spec.UserData = ptr.To(b.nodeConfig())
 	b.create(tuned, custom, classPool("tuned"), classPool("custom"), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "alloc"}})
 	r := b.startReplica("alloc", replicaOptions{releaseOnCancel: true})
 	b.waitElected(r, settle)
@@ -83,6 +81,14 @@ func TestNodesRegisterThePredictedAllocatable(t *testing.T) {
 	if n := mismatches("tuned") - tunedBefore; n != 0 {
 		t.Errorf("%v mismatches counted for the tuned pool, want none", n)
 	}
+}
+
+// nodeConfig is a NodeConfig that joins the bed's cluster and sets nothing
+// else, as a node launched outside Stowage's NodeClasses carries.
+func (b *bed) nodeConfig() string {
+	return fmt.Sprintf("apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  cluster:\n    name: %s\n"+
+		"    apiServerEndpoint: %s\n    certificateAuthority: %s\n    cidr: %s\n", b.Cluster, b.ControlPlane.APIServerURL,
+		base64.StdEncoding.EncodeToString(b.ControlPlane.Config.CAData), testenv.ServiceClusterIPRange)
 }
 
 // classPool is an on-demand m6i.large pool of the NodeClass of its name.
