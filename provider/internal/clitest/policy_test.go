@@ -14,12 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stowage-dev/stowage/controller/apis/crds"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
@@ -181,6 +183,7 @@ var shared struct {
 }
 
 func TestMain(m *testing.M) {
+	ctrllog.SetLogger(logr.Discard()) // envtest's CRD installer logs through controller-runtime
 	code := m.Run()
 	if e := shared.env; e != nil {
 		_ = e.cp.Stop()
