@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -20,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	stowaws "github.com/stowage-dev/stowage/controller/aws"
@@ -120,20 +120,7 @@ func startBed(t testing.TB, o testbed.Options) *bed {
 // over its series: the process's count, which the tests, run one at a time,
 // move in turn.
 func allocatableMismatches(t testing.TB) float64 {
-	t.Helper()
-	families, err := crmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n float64
-	for _, f := range families {
-		if f.GetName() == "stowage_nodeclaims_allocatable_mismatch_total" {
-			for _, m := range f.GetMetric() {
-				n += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return n
+	return sumMetric(t, "stowage_nodeclaims_allocatable_mismatch_total", func(m *dto.Metric) float64 { return m.GetCounter().GetValue() })
 }
 
 func (b *bed) create(objs ...client.Object) {

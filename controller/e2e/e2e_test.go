@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -140,7 +141,19 @@ func describe(claims []v1alpha1.NodeClaim) string {
 }
 
 // cloudCalls sums the cloud provider duration histogram's samples for method.
-func cloudCalls(t *testing.T, method string) float64 {
+func cloudCalls(t testing.TB, method string) float64 {
+	return sumMetric(t, "stowage_cloudprovider_duration_seconds", func(m *dto.Metric) float64 {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "method" && l.GetValue() == method {
+				return float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+		return 0
+	})
+}
+
+// sumMetric sums value over the series of the process's metric named name.
+func sumMetric(t testing.TB, name string, value func(*dto.Metric) float64) float64 {
 	t.Helper()
 	families, err := crmetrics.Registry.Gather()
 	if err != nil {
@@ -148,14 +161,9 @@ func cloudCalls(t *testing.T, method string) float64 {
 	}
 	var n float64
 	for _, f := range families {
-		if f.GetName() != "stowage_cloudprovider_duration_seconds" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "method" && l.GetValue() == method {
-					n += float64(m.GetHistogram().GetSampleCount())
-				}
+		if f.GetName() == name {
+			for _, m := range f.GetMetric() {
+				n += value(m)
 			}
 		}
 	}
