@@ -1,0 +1,62 @@
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/stowage-dev/stowage/controller/deploy"
+)
+
+// startProcess runs binary with args and env (nothing of this process's
+// environment leaks in), its output going to logPath.
+func startProcess(binary string, args, env []string, logPath string) (*ControllerProcess, error) {
+	p := &ControllerProcess{LogPath: logPath, done: make(chan struct{})}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	p.cmd = exec.Command(binary, args...) //nolint:gosec // the bed's own builds
+	p.cmd.Env, p.cmd.Stdout, p.cmd.Stderr = env, logFile, logFile
+	if err := p.cmd.Start(); err != nil {
+		_ = logFile.Close()
+		return nil, fmt.Errorf("starting %s: %w", filepath.Base(binary), err)
+	}
+	go func() { p.err = p.cmd.Wait(); _ = logFile.Close(); close(p.done) }()
+	return p, nil
+}
+
+// Pid is the process's id, e.g. to read its CPU time and memory in /proc.
+func (p *ControllerProcess) Pid() int { return p.cmd.Process.Pid }
+
+// StowageProcessOptions say how RunStowage runs `stowage run`.
+type StowageProcessOptions struct {
+	// Binary is a stowage binary built from this tree.
+	Binary string
+	// Dir holds its kubeconfig, token and log.
+	Dir string
+	// Flags come after the bed's (Flags).
+	Flags []string
+}
+
+// RunStowage runs `stowage run` as a process of the bed, with the bed's
+// flags, acting as the manifests' service account (a token from the
+// TokenRequest API) and reaching the emulator with static keys, as its
+// administrator. Unlike RunController it needs no Deployment in the cluster.
+func (b *Bed) RunStowage(ctx context.Context, o StowageProcessOptions) (*ControllerProcess, error) {
+	token, err := b.serviceAccountToken(ctx, deploy.Namespace, deploy.ServiceAccount, nil)
+	if err != nil {
+		return nil, err
+	}
+	kubeconfig := filepath.Join(o.Dir, "kubeconfig")
+	if err := writeTokenKubeconfig(kubeconfig, b.ControlPlane.Config, token); err != nil {
+		return nil, err
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + o.Dir, "KUBECONFIG=" + kubeconfig,
+		"AWS_ENDPOINT_URL=" + b.EmulatorURL, "AWS_ACCESS_KEY_ID=AKIDEMULATOR", "AWS_SECRET_ACCESS_KEY=secret",
+		"AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull}
+	args := append(append([]string{"run"}, b.Flags()...), o.Flags...)
+	return startProcess(o.Binary, args, env, filepath.Join(o.Dir, "stowage.log"))
+}
