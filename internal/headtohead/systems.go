@@ -149,7 +149,7 @@ func (s *stowage) Start(ctx context.Context, b *testbed.Bed) error {
 	if err != nil {
 		return err
 	}
-	s.proc, err = b.RunStowage(ctx, testbed.StowageProcessOptions{Binary: s.binary, Dir: dir})
+	s.proc, err = b.RunStowage(testbed.StowageProcessOptions{Binary: s.binary, Dir: dir})
 	return err
 }
 

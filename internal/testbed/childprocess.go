@@ -1,13 +1,13 @@
 package testbed
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 
-	"github.com/stowage-dev/stowage/controller/deploy"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // startProcess runs binary with args and env (nothing of this process's
@@ -35,23 +35,27 @@ func (p *ControllerProcess) Pid() int { return p.cmd.Process.Pid }
 type StowageProcessOptions struct {
 	// Binary is a stowage binary built from this tree.
 	Binary string
-	// Dir holds its kubeconfig, token and log.
+	// Dir holds its kubeconfig and log.
 	Dir string
 	// Flags come after the bed's (Flags).
 	Flags []string
 }
 
 // RunStowage runs `stowage run` as a process of the bed, with the bed's
-// flags, acting as the manifests' service account (a token from the
-// TokenRequest API) and reaching the emulator with static keys, as its
+// flags, acting as the manifests' service account (ServiceAccountUser,
+// impersonated by the administrator's certificate, so that no token expires
+// during a long run) and reaching the emulator with static keys, as its
 // administrator. Unlike RunController it needs no Deployment in the cluster.
-func (b *Bed) RunStowage(ctx context.Context, o StowageProcessOptions) (*ControllerProcess, error) {
-	token, err := b.serviceAccountToken(ctx, deploy.Namespace, deploy.ServiceAccount, nil)
-	if err != nil {
-		return nil, err
-	}
+func (b *Bed) RunStowage(o StowageProcessOptions) (*ControllerProcess, error) {
+	cfg := b.ControlPlane.Config
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["bed"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["stowage"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData,
+		Impersonate: ServiceAccountUser.UserName, ImpersonateGroups: ServiceAccountUser.Groups}
+	kc.Contexts["bed"] = &clientcmdapi.Context{Cluster: "bed", AuthInfo: "stowage"}
+	kc.CurrentContext = "bed"
 	kubeconfig := filepath.Join(o.Dir, "kubeconfig")
-	if err := writeTokenKubeconfig(kubeconfig, b.ControlPlane.Config, token); err != nil {
+	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
 		return nil, err
 	}
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + o.Dir, "KUBECONFIG=" + kubeconfig,
