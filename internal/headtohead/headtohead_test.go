@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stowage-dev/stowage/internal/headtohead"
 	"github.com/stowage-dev/stowage/internal/testbed"
@@ -26,6 +28,11 @@ var (
 	full  = flag.Bool("headtohead.full", false, "run the suite at its full size and hold Stowage to the suite's thresholds (make soak)")
 	cases = flag.String("headtohead.cases", "", "regexp of the cases to run; every case when empty")
 )
+
+func TestMain(m *testing.M) {
+	ctrllog.SetLogger(logr.Discard()) // the bed's admin client logs nothing worth reading
+	os.Exit(m.Run())
+}
 
 // TestBothSystemsRunTheSuitesPods is the harness's own check, at a hundredth
 // of the basic case's scale-out: the bed starts the real Karpenter with its

@@ -64,3 +64,15 @@ func (b *Bed) RunStowage(o StowageProcessOptions) (*ControllerProcess, error) {
 	args := append(append([]string{"run"}, b.Flags()...), o.Flags...)
 	return startProcess(o.Binary, args, env, filepath.Join(o.Dir, "stowage.log"))
 }
+
+// Kill ends the process at once (SIGKILL) and waits for it: for a harness
+// that has measured what it wanted and need not wait for a graceful stop.
+func (p *ControllerProcess) Kill() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
