@@ -129,7 +129,11 @@ func (r *runner) phase(ctx context.Context, p Phase) (Result, error) {
 	}
 	res.TimeToRunning = time.Since(start)
 	if p.Kind != ScaleOut {
-		settled := func() bool { return allRunning() && time.Since(r.fleet.LastChange()) >= r.sizes.Quiet }
+		// The quiet window counts from the phase's change at the earliest: the
+		// fleet was quiet before it, and consolidateAfter counts from it.
+		settled := func() bool {
+			return allRunning() && time.Since(later(r.fleet.LastChange(), start)) >= r.sizes.Quiet
+		}
 		if err := r.wait(ctx, "the fleet to settle", settled); err != nil {
 			return res, err
 		}
@@ -218,6 +222,13 @@ func (r *runner) protectedNodes() map[string]bool {
 func (r *runner) noneLeft(originals map[string]time.Time) bool {
 	members := r.fleet.Members()
 	return !slices.ContainsFunc(keys(originals), func(n string) bool { _, ok := members[n]; return ok })
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func keys(m map[string]time.Time) []string {
