@@ -22,14 +22,15 @@ func main() {
 	commit := flag.String("commit", "", "the commit measured")
 	out := flag.String("out", "docs/guides/benchmarks.md", "the page to write")
 	sizes := flag.String("sizes", "at a 25th of the suite's pod counts (make bench's short sizes)", "what sizes ran, in words")
+	notes := flag.String("notes", "", "a Markdown file of why, written by hand, put after the list of where Karpenter is ahead")
 	flag.Parse()
-	if err := run(*commit, *out, *sizes); err != nil {
+	if err := run(*commit, *out, *sizes, *notes); err != nil {
 		fmt.Fprintf(os.Stderr, "benchtable: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(commit, out, sizes string) error {
+func run(commit, out, sizes, notes string) error {
 	if commit == "" {
 		return fmt.Errorf("-commit: required: pass the measured commit, e.g. -commit $(git rev-parse --short HEAD)")
 	}
@@ -49,6 +50,14 @@ func run(commit, out, sizes string) error {
 	page := headtohead.Page{Machine: machine(lines), Commit: commit, KarpenterVersion: k.Version, Sizes: sizes}
 	if err := headtohead.Render(&b, lines, page); err != nil {
 		return err
+	}
+	if notes != "" {
+		text, err := os.ReadFile(notes)
+		if err != nil {
+			return fmt.Errorf("-notes: %w", err)
+		}
+		b.WriteString("\n")
+		b.Write(text)
 	}
 	b.WriteString(method)
 	return os.WriteFile(out, b.Bytes(), 0o644) //nolint:gosec // a doc page

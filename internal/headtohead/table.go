@@ -126,7 +126,9 @@ func karpenterAhead(k, s Line) []string {
 	for _, c := range columns {
 		kv, ok1 := k.num(c.field)
 		sv, ok2 := s.num(c.field)
-		if !compared[c.field] && !(c.field == "cost_per_hour" && k["settle_seconds"] == "") || !ok1 || !ok2 {
+		// A scale-out's $/h is its fleet's; a scale-in's is the fleet it began with.
+		scaleOutCost := c.field == "cost_per_hour" && k["settle_seconds"] == ""
+		if !ok1 || !ok2 || !(compared[c.field] || scaleOutCost) {
 			continue
 		}
 		if (c.lowerIsBetter && kv < sv) || (!c.lowerIsBetter && kv > sv) {
