@@ -144,6 +144,6 @@ func KarpenterInstanceTypes(infos []catalogue.Info, zones []string) ([]byte, err
 // the EKS formulas of controller/catalogue on the default root volume and
 // kubelet settings.
 func PredictedAllocatable(info catalogue.Info) corev1.ResourceList {
-	capacity := catalogue.Capacity(info, nil, catalogue.DefaultRootVolumeGiB)
-	return capacity.Sub(catalogue.ComputeOverhead(info, capacity, nil).Total()).List()
+	capacity := catalogue.Capacity(info, catalogue.Options{})
+	return capacity.Sub(catalogue.ComputeOverhead(info, capacity, catalogue.Options{}).Total()).List()
 }
