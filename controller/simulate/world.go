@@ -113,10 +113,7 @@ type simInstance struct {
 	// readyAt is when its kubelet registers a Ready node.
 	readyAt time.Time
 	node    string
-	// labels and taints the kubelet registers the node with (its user data).
-	labels map[string]string
-	taints []corev1.Taint
-	group  string
+	group   string
 }
 
 func newWorld(s *Scenario, seed int64, name string) (*world, error) {
@@ -147,14 +144,13 @@ func newWorld(s *Scenario, seed int64, name string) (*world, error) {
 	return w, nil
 }
 
-// poolOfNode is the NodePool of the instance behind a node, or "".
-func (w *world) poolOfNode(node string) string {
-	for _, in := range w.instances {
-		if in.node == node {
-			return in.labels[v1alpha1.LabelNodePool]
-		}
+// poolOfNode is the NodePool a node's labels name, or "".
+func (w *world) poolOfNode(name string) string {
+	node := &corev1.Node{}
+	if err := w.kube.Get(context.Background(), client.ObjectKey{Name: name}, node); err != nil {
+		return ""
 	}
-	return ""
+	return node.Labels[v1alpha1.LabelNodePool]
 }
 
 // elapsed is the virtual time since the start.
