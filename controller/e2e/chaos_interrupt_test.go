@@ -72,16 +72,38 @@ func (b *bed) watchInterruptions() *chaosInterruptions {
 	return ci
 }
 
-// interrupt sends a spot interruption notice to up to n spot instances whose
-// Nodes run pods of the soak.
+// interrupt sends a spot interruption notice to n spot instances whose
+// Nodes run pods of the soak, waiting for that many to exist: the round may
+// come before the scale-up's nodes have registered and taken pods.
 func (ci *chaosInterruptions) interrupt(n int) {
+	var ids []string
+	ci.b.eventually(3*time.Minute, func() error {
+		ids = ci.interruptible()
+		if len(ids) < n {
+			return fmt.Errorf("%d spot instances run pods of the soak, want %d to interrupt", len(ids), n)
+		}
+		return nil
+	})
+	for _, id := range ids[:n] {
+		if err := ci.b.Emulator.Interrupt(id); err != nil {
+			ci.b.t.Fatal(err)
+		}
+		ci.mu.Lock()
+		ci.noticed[id] = time.Now()
+		ci.mu.Unlock()
+	}
+}
+
+// interruptible lists, sorted, the running spot instances not yet
+// interrupted whose Nodes run pods of the soak.
+func (ci *chaosInterruptions) interruptible() []string {
 	var pods corev1.PodList
 	if err := ci.b.Admin.List(context.Background(), &pods, client.InNamespace(chaosNS)); err != nil {
 		ci.b.t.Fatal(err)
 	}
 	busy := map[string]bool{}
 	for _, p := range pods.Items {
-		busy[p.Spec.NodeName] = true
+		busy[p.Spec.NodeName] = p.Spec.NodeName != ""
 	}
 	var ids []string
 	for id, node := range ci.b.Bridge.Registered() {
@@ -91,14 +113,7 @@ func (ci *chaosInterruptions) interrupt(n int) {
 		}
 	}
 	slices.Sort(ids)
-	for _, id := range ids[:min(n, len(ids))] {
-		if err := ci.b.Emulator.Interrupt(id); err != nil {
-			ci.b.t.Fatal(err)
-		}
-		ci.mu.Lock()
-		ci.noticed[id] = time.Now()
-		ci.mu.Unlock()
-	}
+	return ids
 }
 
 // deliver hands the queued events to the handler, one record each.
