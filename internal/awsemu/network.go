@@ -66,6 +66,9 @@ type LaunchTemplate struct {
 	ReservationPreference string
 	// ReservationTarget is the Capacity Reservation the template targets, if any.
 	ReservationTarget string
+	// MarketType is InstanceMarketOptions.MarketType: spot, capacity-block,
+	// or empty.
+	MarketType string
 }
 
 // BlockDevice is one block device mapping of a launch template.
