@@ -71,7 +71,9 @@ func (e *Emulator) AddCapacityBlock(instanceType, zone string, count int, start,
 		StartDate: start, EndDate: end, Tags: tags})
 }
 
-func (r *CapacityReservation) isBlock() bool { return r.ReservationType == ReservationTypeCapacityBlock }
+func (r *CapacityReservation) isBlock() bool {
+	return r.ReservationType == ReservationTypeCapacityBlock
+}
 
 // availableLocked is the count EC2 reports: 0 for a block not started yet.
 func (e *Emulator) availableLocked(r *CapacityReservation) int {
