@@ -115,4 +115,3 @@ func expectLaunch(t *testing.T, got *v1alpha1.NodeClaim, err error, capacityType
 			got.Labels[v1alpha1.LabelCapacityReservationID], capacityType, reservation)
 	}
 }
-

@@ -40,8 +40,8 @@ type LaunchRequest struct {
 	// DefaultTargetCapacityType is capacity-block (and no override is
 	// anything else, since EC2 never falls back from a block to On-Demand).
 	CapacityBlock bool
-	Overrides    []Override // ranked, cheapest first, at most one per (instance type, subnet)
-	Tags         map[string]string
+	Overrides     []Override // ranked, cheapest first, at most one per (instance type, subnet)
+	Tags          map[string]string
 }
 
 // Launch makes one CreateFleet call. It returns the instance started, or nil,
