@@ -42,7 +42,9 @@ func TestBookedRoomKeepsANode(t *testing.T) {
 	owner := scheduler.BookingOwner{Kind: "CapacityBuffer", Namespace: "default", Name: "web"}
 	bookings := []scheduler.Booking{{Owner: owner, Pods: scheduler.VirtualPods(owner, corev1.PodTemplateSpec{ObjectMeta: chunk.ObjectMeta, Spec: chunk.Spec}, 1)}}
 
-	large := func() *scheduler.StateNode { return typedNode("a", "default", "large", v1alpha1.CapacityTypeOnDemand, 0) }
+	large := func() *scheduler.StateNode {
+		return typedNode("a", "default", "large", v1alpha1.CapacityTypeOnDemand, 0)
+	}
 	r := round(epoch, []*v1alpha1.NodePool{np}, nil, large())
 	if got := commanded(decide(t, emptiness, r)); len(got) != 1 {
 		t.Fatalf("without the booking, emptiness commands %v, want the node deleted", got)
