@@ -90,8 +90,8 @@ func (s *sessionCredentials) Retrieve(context.Context) (awssdk.Credentials, erro
 
 // TestTheGeneratedPolicyAllowsEveryCallAndNothingUnused drives every path of
 // the AWS layer as the controller's role (launches of each capacity type, an
-// instance profile made for the node role, reads, termination, the launch
-// template GC): every authorization is allowed (asController fails the test
+// instance profile made for the node role, reads, the cluster's service
+// CIDR, termination, the launch template GC): every authorization is allowed (asController fails the test
 // otherwise), and every action the policy grants is one the emulator
 // authorized for these calls; an action nothing needs is a grant too many.
 //
@@ -124,6 +124,10 @@ func TestTheGeneratedPolicyAllowsEveryCallAndNothingUnused(t *testing.T) {
 		t.Fatalf("a node class with an image by id: %+v", st.Conditions[0])
 	}
 	if err := e.cp.Refresh(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	e.emu.AddEKSCluster(awsemu.EKSCluster{Name: cluster, ServiceIPv4CIDR: "10.100.0.0/16", IPFamily: "ipv4"})
+	if _, err := stowaws.ServiceCIDR(ctx(t), e.asRole.EKS, cluster); err != nil {
 		t.Fatal(err)
 	}
 	var launched []string
@@ -182,10 +186,12 @@ var unusedResourceTypes = map[string]map[string]string{
 }
 
 // stowagesResources are the resources of a type Stowage calls an action on
-// when only some of the type's are: AWS's public parameters, the node role.
+// when only some of the type's are: AWS's public parameters, the node role,
+// the cluster it runs in.
 var stowagesResources = map[string]string{
-	"ssm:GetParameter": "arn:aws:ssm:us-east-1::parameter/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/standard/recommended/image_id",
-	"iam:PassRole":     "arn:aws:iam::123456789012:role/" + nodeRole,
+	"ssm:GetParameter":    "arn:aws:ssm:us-east-1::parameter/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/standard/recommended/image_id",
+	"iam:PassRole":        "arn:aws:iam::123456789012:role/" + nodeRole,
+	"eks:DescribeCluster": "arn:aws:eks:us-east-1:123456789012:cluster/" + cluster,
 }
 
 // taggedOnCreate are the resource types Stowage's calls tag as they create them.
