@@ -178,7 +178,7 @@ func checkSchemaMatchesProvider(t *testing.T, tf *tfcli.CLI, dir string) {
 		}
 		provider := p.Resources[typ].Block.paths("")
 		// The provider's own attributes, which no object field maps onto.
-		provider = slices.DeleteFunc(provider, func(s string) bool { return s == "id" || s == "allow_destroy_with_nodes" })
+		provider = slices.DeleteFunc(provider, func(s string) bool { return s == "id" || s == "allow_destroy_with_nodes" || s == "adopt_existing" })
 		sort.Strings(mine)
 		sort.Strings(provider)
 		if !slices.Equal(mine, provider) {
