@@ -115,3 +115,29 @@ func expectLaunch(t *testing.T, got *v1alpha1.NodeClaim, err error, capacityType
 			got.Labels[v1alpha1.LabelCapacityReservationID], capacityType, reservation)
 	}
 }
+
+// TestCapacityBlockTakenAtItsStart: the refresh loop wakes at a block's
+// start, between its scheduled passes, so that the block's offering has
+// room from its start rather than from the next refresh; the schedule of
+// the passes stays as it was.
+func TestCapacityBlockTakenAtItsStart(t *testing.T) {
+	passes, done := make(chan pass), make(chan struct{})
+	e := newEnv(t, awsemu.SmallCatalogue(), 3, sharedClock, withLoops(passes, done))
+	start := e.clk.Now().Add(2 * time.Minute)
+	block := e.emu.AddCapacityBlock("g5.12xlarge", reservedZone, 1, start, start.Add(3*time.Hour), nil)
+	e.nc.Spec.CapacityReservationSelectorTerms = []v1alpha1.CapacityReservationSelectorTerm{{ID: block}}
+	startLoops(t, e, passes, done)
+	if o := blockOffering(t, e, block); o.Available {
+		t.Fatalf("before its start the block's offering is available: %+v", o)
+	}
+	stepIdle(t, e, passes, 2*time.Minute-time.Second)
+	eventually(t, "every loop to wait on the clock", func() bool { return e.clk.Waiters() == loopCount })
+	e.clk.Step(time.Second)
+	waitPasses(t, passes, stowaws.LoopRefresh)
+	if o := blockOffering(t, e, block); !o.Available {
+		t.Fatalf("at its start, before the next scheduled refresh, the block's offering has no room: %+v", o)
+	}
+	stepIdle(t, e, passes, refreshEvery-2*time.Minute-time.Second) // the scheduled pass is still 5 minutes after the first
+	e.clk.Step(time.Second)
+	waitPasses(t, passes, stowaws.LoopRefresh)
+}

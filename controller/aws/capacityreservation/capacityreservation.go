@@ -187,6 +187,37 @@ func (p *Provider) setAvailable(id string, f func(int) int) {
 	}
 }
 
+// NextStart is when to look again for a reservation known but not started
+// yet (a Capacity Block): its start, or, for one EC2 still showed scheduled
+// after it, startRecheck later, for startRechecks at most; zero when there
+// is none. The refresh loop wakes then, so that a block takes launches from
+// its start rather than from the next scheduled refresh.
+func (p *Provider) NextStart(now time.Time) time.Time {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	var next time.Time
+	for _, r := range p.byID {
+		if r.State != string(ec2types.CapacityReservationStateScheduled) || now.After(r.Start.Add(startRechecks*startRecheck)) {
+			continue
+		}
+		at := r.Start
+		if !at.After(now) {
+			at = now.Add(startRecheck)
+		}
+		if next.IsZero() || at.Before(next) {
+			next = at
+		}
+	}
+	return next
+}
+
+// A block EC2 still shows scheduled after its start is looked at again
+// every startRecheck, startRechecks times.
+const (
+	startRecheck  = 15 * time.Second
+	startRechecks = 8
+)
+
 // Version changes whenever the reservations or their free capacity may have changed.
 func (p *Provider) Version() uint64 { return p.version.Load() }
 
