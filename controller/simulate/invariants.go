@@ -9,6 +9,7 @@ import (
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
+	"github.com/stowage-dev/stowage/controller/nodeclaim/lifecycle"
 	"github.com/stowage-dev/stowage/controller/provisioning"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 	"github.com/stowage-dev/stowage/controller/simulate/report"
@@ -54,6 +55,12 @@ const (
 	// its controller creates in its stead, within Bounds.Restart: the
 	// disruption evicts only pods that have a home now.
 	InvariantEvictedRuns Invariant = "evicted-runs"
+	// InvariantAllocatable: every Node registers the allocatable its claim
+	// was planned with: the simulator's kubelet computes it from the user
+	// data by nodeadm's or Bottlerocket's rules (internal/nodeboot), the
+	// solver by its own (controller/catalogue), and an AllocatableMismatch
+	// event says they disagree.
+	InvariantAllocatable Invariant = "allocatable"
 	// InvariantDeterminism: the same scenario and seed give the same report,
 	// byte for byte (checked by running twice; see scenariogen).
 	InvariantDeterminism Invariant = "determinism"
@@ -205,6 +212,12 @@ func podGrace(p *corev1.Pod) time.Duration {
 		return time.Duration(*s) * time.Second
 	}
 	return corev1.DefaultTerminationGracePeriodSeconds * time.Second
+}
+
+func (c *invariantChecker) warned(w *world, reason, object, note string) {
+	if reason == lifecycle.ReasonAllocatableMismatch {
+		c.report(w, InvariantAllocatable, "nodeclaim "+object, "%s", note)
+	}
 }
 
 // published keeps the provisioner's last word per pod, and checks that a

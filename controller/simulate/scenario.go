@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	autoscalingv1beta1 "github.com/stowage-dev/stowage/controller/apis/autoscaling/v1beta1"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/manifest"
 )
@@ -49,6 +50,10 @@ type Scenario struct {
 	PodDisruptionBudgets []*policyv1.PodDisruptionBudget
 	// PriorityClasses give the pods that name them their priority.
 	PriorityClasses []*schedulingv1.PriorityClass
+	// CapacityBuffers keep room for pods of the PodTemplates (or the
+	// Deployments, Jobs) they name, as stowage run keeps it (buffers.go).
+	CapacityBuffers []*autoscalingv1beta1.CapacityBuffer
+	PodTemplates    []*corev1.PodTemplate
 
 	// Warnings are what converting Karpenter's NodePools and EC2NodeClasses
 	// could not carry over, each on its line.

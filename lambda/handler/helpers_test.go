@@ -132,6 +132,12 @@ func claimFor(instanceID string) *v1alpha1.NodeClaim {
 		Status: v1alpha1.NodeClaimStatus{ProviderID: "aws:///us-east-1a/" + instanceID}}
 }
 
+// inReservation labels a Node as Stowage labels one launched into a capacity reservation.
+func inReservation(n *corev1.Node, reservationID string) *corev1.Node {
+	n.Labels[v1alpha1.LabelCapacityReservationID] = reservationID
+	return n
+}
+
 func sample(t *testing.T, name string) []byte {
 	t.Helper()
 	body, err := os.ReadFile(filepath.Join(testdata, name))
