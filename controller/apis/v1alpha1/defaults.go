@@ -7,6 +7,7 @@ import "k8s.io/utils/ptr"
 const (
 	DefaultExpireAfter      = "720h"
 	DefaultConsolidateAfter = "0s"
+	DefaultReturnAfter      = "10m"
 	DefaultBudgetNodes      = "10%"
 	DefaultHTTPTokens       = "required"
 	DefaultHTTPEndpoint     = "enabled"
@@ -23,6 +24,9 @@ func (in *NodePool) SetDefaults() {
 	}
 	if spec.Disruption.ConsolidateAfter == nil {
 		spec.Disruption.ConsolidateAfter = ptr.To(MustParseDuration(DefaultConsolidateAfter))
+	}
+	if spec.Disruption.ReturnAfter == nil {
+		spec.Disruption.ReturnAfter = ptr.To(MustParseDuration(DefaultReturnAfter))
 	}
 	if len(spec.Disruption.Budgets) == 0 {
 		spec.Disruption.Budgets = []Budget{{Nodes: DefaultBudgetNodes}}
