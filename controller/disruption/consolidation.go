@@ -100,6 +100,9 @@ func (consolidation) EligibleAt(_ *Round, c *Candidate) time.Time {
 // which the API server's creation timestamp is not in a simulation), and so
 // is a node whose last command rolled back, until the controller says.
 func (k consolidation) Blocks(r *Round, c *Candidate) Block {
+	if b := returnHold(r, c); b.Kind != "" {
+		return b
+	}
 	if until, ok := r.Cooling[c.Name()]; ok && r.Now.Before(until) {
 		return Block{Kind: BlockedChurn, Why: "a disruption command for it rolled back; it is not consolidated again before " +
 			until.UTC().Format(time.RFC3339), Until: until}

@@ -13,6 +13,11 @@ const (
 	LabelAction   = "action"
 	LabelResult   = "result"
 	LabelBlocker  = "blocker"
+	// LabelCapacityType, LabelToNodePool and LabelToCapacityType say where
+	// a return moved a node's pods from and to.
+	LabelCapacityType   = "capacity_type"
+	LabelToNodePool     = "to_nodepool"
+	LabelToCapacityType = "to_capacity_type"
 )
 
 // Values of the commands metric's result label.
@@ -36,7 +41,7 @@ var (
 	// Disrupted counts the NodeClaims the controller deleted.
 	Disrupted = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "stowage", Subsystem: "nodeclaims", Name: "disrupted_total",
-		Help: "Number of NodeClaims the disruption controller deleted, by nodepool and disruption reason (Empty, Underutilized, Drifted).",
+		Help: "Number of NodeClaims the disruption controller deleted, by nodepool and disruption reason (Empty, Underutilized, Drifted, Fallback).",
 	}, []string{LabelNodePool, LabelReason})
 	// AllowedDisruptions is each pool's budget as last evaluated.
 	AllowedDisruptions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -74,6 +79,11 @@ var (
 		Namespace: "stowage", Subsystem: "disruption", Name: "fleet_cost_per_hour_dollars",
 		Help: "Hourly price, in dollars, of the nodes of the nodepool Stowage manages, at the offering each runs on, as of the last round.",
 	}, []string{LabelNodePool})
+	// Returns counts the nodes moved back to preferred capacity.
+	Returns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "stowage", Subsystem: "disruption", Name: "returns_total",
+		Help: "Number of nodes on a fallback the return method removed once their pods' preferred capacity was back, by the nodepool and capacity type they ran on and the nodepool and capacity type their pods moved to.",
+	}, []string{LabelNodePool, LabelCapacityType, LabelToNodePool, LabelToCapacityType})
 	// Savings adds up what the executed commands save.
 	Savings = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "stowage", Subsystem: "disruption", Name: "savings_per_hour_dollars_total",
@@ -83,7 +93,7 @@ var (
 
 func init() {
 	crmetrics.Registry.MustRegister(Disrupted, AllowedDisruptions, EvaluationDuration, Decisions, EligibleNodes, Commands,
-		BlockedCandidates, FleetCost, Savings)
+		BlockedCandidates, FleetCost, Savings, Returns)
 	for _, m := range NewMethods(ConsolidationOptions{}) {
 		for _, result := range []string{ResultValidated, ResultDropped, ResultStarted, ResultSucceeded, ResultFailed} {
 			Commands.WithLabelValues(m.Name(), result)
