@@ -99,8 +99,8 @@ func solve(s *Snapshot, opts Options) *Results {
 func newSolver(s *Snapshot, opts Options) *solver {
 	sv := &solver{snapshot: s, opts: opts, classes: map[string]*podClass{}, shapes: map[shape]int{}, shapeCosts: map[shape]shapeCost{},
 		expected: map[shape]int{},
-		fitFrom: map[requestsKey]int{},
-		keys:    labelKeys{literal: opts.NoKarpenterLabels}}
+		fitFrom:  map[requestsKey]int{},
+		keys:     labelKeys{literal: opts.NoKarpenterLabels}}
 	sv.volumes = newVolumeTopology(s)
 	for _, np := range sortedPools(s.NodePools) {
 		sv.pools = append(sv.pools, newPool(np, s.InstanceTypes[np.Name], s.DaemonSets, sv.keys))
