@@ -35,6 +35,10 @@ type memo struct {
 	pdbs      pdbIndex
 	// launch are the instance types a simulation may launch (launchTypes)
 	launch map[string][]*cloudprovider.InstanceType
+	// totals are Balanced pools' totals, headroom the PDBs that allow some
+	// disruption (balanced.go)
+	totals   map[string]totals
+	headroom headroomIndex
 }
 
 // fresh returns a memo for other busy nodes: it keeps only what does not
