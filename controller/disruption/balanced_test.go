@@ -85,4 +85,3 @@ func TestAPoolsMinimumSavingOverridesTheFlag(t *testing.T) {
 		})
 	}
 }
-
