@@ -94,6 +94,26 @@ type clusterAccess struct {
 	awsOnce sync.Once // aws.go
 	awsCfg  aws.Config
 	awsErr  error
+
+	plannedMu      sync.Mutex
+	plannedClasses map[string]bool // NodeClasses this plan has planned so far
+}
+
+// planClass records that this plan declares a NodeClass, so that a pool
+// naming it does not need it in the cluster.
+func (a *clusterAccess) planClass(name string) {
+	a.plannedMu.Lock()
+	defer a.plannedMu.Unlock()
+	if a.plannedClasses == nil {
+		a.plannedClasses = map[string]bool{}
+	}
+	a.plannedClasses[name] = true
+}
+
+func (a *clusterAccess) classPlanned(name string) bool {
+	a.plannedMu.Lock()
+	defer a.plannedMu.Unlock()
+	return a.plannedClasses[name]
 }
 
 func newClusterAccess(m providerModel) *clusterAccess {
