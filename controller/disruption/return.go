@@ -87,8 +87,7 @@ func (Return) Blocks(r *Round, c *Candidate) Block {
 // run on (alike candidates prefer the same capacity) and, group by group,
 // replaces as many of a group's nodes at once as the Fallback budgets allow,
 // oldest first: their pods are packed together onto the preferred capacity,
-// as the provisioner would have packed them. A node whose pods fit nowhere
-// there is left out of its group's command.
+// as the provisioner would have packed them.
 func (m Return) ComputeCommands(_ context.Context, r *Round, candidates []*Candidate) (Result, error) {
 	var res Result
 	var chosen []*Candidate
@@ -105,33 +104,23 @@ func (m Return) ComputeCommands(_ context.Context, r *Round, candidates []*Candi
 		if len(res.Commands) >= DefaultMaxReturnCommands {
 			break
 		}
-		var batch []*Candidate
-		for _, c := range groups[k] {
-			if r.Budgets.Take(c) {
-				batch = append(batch, c)
-			}
+		if cmd, ok := m.command(r, groups[k], chosen); ok {
+			chosen = append(chosen, cmd.Candidates...)
+			res.Commands = append(res.Commands, cmd)
 		}
-		cmd, ok := m.command(r, batch, chosen)
-		if !ok {
-			continue
-		}
-		chosen = append(chosen, cmd.Candidates...)
-		res.Commands = append(res.Commands, cmd)
 	}
 	return res, nil
 }
 
-// command simulates the candidates' pods onto their preferred capacity
-// alone: the nodes already on it, and new nodes on its settled offerings.
-// Earlier commands' candidates are gone too, their pods provided for.
-// Candidates whose pods fit nowhere there are dropped, their budget given
-// back, and the rest simulated again.
-func (m Return) command(r *Round, cands []*Candidate, chosen []*Candidate) (Command, bool) {
-	if len(cands) == 0 {
-		return Command{}, false
-	}
-	first := cands[0]
-	prefs, wait := r.preferences(first), *returnAfter(first.NodePool)
+// command simulates the group's pods onto their preferred capacity alone:
+// the nodes already on it, and new nodes on its settled offerings. Earlier
+// commands' candidates are gone too, their pods provided for. It takes the
+// group's nodes, oldest first, as far as the budgets allow; a node whose pods
+// fit nowhere there gives its budget back to the next one (a node held by
+// pods that need on-demand must not stall its pool's return), for at most
+// DefaultMaxReturnCommands simulations.
+func (m Return) command(r *Round, group []*Candidate, chosen []*Candidate) (Command, bool) {
+	prefs, wait := r.preferences(group[0]), *returnAfter(group[0].NodePool)
 	types := r.settledTypes(wait, func(pool string, o cloudprovider.Offering) bool {
 		spotOnly, ok := prefs[pool]
 		return ok && (!spotOnly || o.CapacityType == v1alpha1.CapacityTypeSpot) && r.poolAllows(pool, o)
@@ -148,19 +137,29 @@ func (m Return) command(r *Round, cands []*Candidate, chosen []*Candidate) (Comm
 	for _, o := range chosen {
 		gone[o.Name()] = true
 	}
-	for len(cands) > 0 {
-		sim := whatIfOn(r, m.solve, cands, types, maps.Clone(gone))
-		blocked := sim.unschedulable()
-		if len(blocked) == 0 {
-			return m.returning(r, cands, sim, prefs, wait), true
+	var batch []*Candidate
+	for range DefaultMaxReturnCommands {
+		for len(group) > 0 && r.Budgets.Take(group[0]) {
+			batch, group = append(batch, group[0]), group[1:]
 		}
-		cands = slices.DeleteFunc(cands, func(c *Candidate) bool {
-			if slices.ContainsFunc(blocked, func(b Blocked) bool { return b.Candidate == c }) {
-				r.Budgets[c.NodePool.Name]++
-				return true
+		if len(batch) == 0 {
+			return Command{}, false
+		}
+		sim := whatIfOn(r, m.solve, batch, types, maps.Clone(gone))
+		if len(sim.results.Unschedulable) == 0 {
+			return m.returning(r, batch, sim, prefs, wait), true
+		}
+		blocked := sim.unschedulable()
+		batch = slices.DeleteFunc(batch, func(c *Candidate) bool {
+			drop := len(blocked) == 0 || slices.ContainsFunc(blocked, func(b Blocked) bool { return b.Candidate == c })
+			if drop {
+				r.Budgets.Give(c)
 			}
-			return false
+			return drop
 		})
+	}
+	for _, c := range batch {
+		r.Budgets.Give(c)
 	}
 	return Command{}, false
 }

@@ -80,6 +80,8 @@ func TestReturnToPreferredCapacity(t *testing.T) {
 	primary, fallback := returning("primary", 100, v1alpha1.CapacityTypeOnDemand), returning("fallback", 10, v1alpha1.CapacityTypeOnDemand)
 	twoOf5 := returning("web", 100, v1alpha1.CapacityTypeSpot, v1alpha1.CapacityTypeOnDemand)
 	twoOf5.Spec.Disruption.Budgets = []v1alpha1.Budget{budget("40%", "", 0)}
+	oneAtATime := returning("web", 100, v1alpha1.CapacityTypeSpot, v1alpha1.CapacityTypeOnDemand)
+	oneAtATime.Spec.Disruption.Budgets = []v1alpha1.Budget{budget("1", "", 0)}
 	// roomy runs on-demand too, with room for a's pod; it is no candidate.
 	roomy := typedNode("roomy", "web", "large", v1alpha1.CapacityTypeOnDemand, 0, sized("r1", "1", "1Gi"))
 	annotated(roomy.Node, v1alpha1.AnnotationDoNotDisrupt)
@@ -121,6 +123,10 @@ func TestReturnToPreferredCapacity(t *testing.T) {
 				node("n3", "web", 2*time.Minute, sized("w3", "1", "1Gi")), node("n4", "web", 4*time.Minute, sized("w4", "1", "1Gi")),
 				node("n5", "web", 3*time.Minute, sized("w5", "1", "1Gi"))},
 			want: []string{"Fallback[n2 n3]+medium"}},
+		{name: "an older node held by pods that need on-demand gives its budget to the next", pools: pools(oneAtATime),
+			nodes: []*scheduler.StateNode{node("held", "web", time.Minute, onDemandOnly(sized("w1", "1", "1Gi"))),
+				node("b", "web", 5*time.Minute, sized("w2", "1500m", "4Gi"))},
+			want: []string{"Fallback[b]+small"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := round(epoch, tc.pools, tc.types, tc.nodes...)
