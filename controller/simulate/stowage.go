@@ -349,7 +349,9 @@ func (l *eventLog) Eventf(regarding, _ runtime.Object, eventtype, reason, _, not
 	if o, ok := regarding.(client.Object); ok {
 		name = o.GetName()
 	}
-	l.w.out.actions = append(l.w.out.actions, action{l.w.elapsed(), fmt.Sprintf("%s %s: %s", reason, name, fmt.Sprintf(note, args...))})
+	text := fmt.Sprintf(note, args...)
+	l.w.out.actions = append(l.w.out.actions, action{l.w.elapsed(), fmt.Sprintf("%s %s: %s", reason, name, text)})
+	l.w.observeWarning(reason, name, text)
 }
 
 var (
