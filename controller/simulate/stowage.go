@@ -119,7 +119,7 @@ func newStowageSystem(w *world) *stowageSystem {
 	return sys
 }
 
-func (sys *stowageSystem) start(context.Context) error { return nil }
+func (sys *stowageSystem) start(ctx context.Context) error { return sys.bookBuffers(ctx) }
 
 // wake is the other controllers' watches (provisioning's are its Triggers,
 // which every write reaches as the controller's watches would): a write to a NodeClaim or Node makes the
