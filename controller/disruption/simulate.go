@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
@@ -26,14 +27,24 @@ type simulation struct {
 // affinity; the candidates' own pods count as kube-scheduler will count them
 // when their replacements are scheduled, terminating: for affinity, not for
 // spreads. launch lets the solve add NodeClaims from the pools' instance
-// types; without it, pods that fit on no node are unschedulable. The nodes
-// alsoGone are removed as well, without their pods needing a home (other
-// commands provide for them).
+// types, on the offerings that have settled (launchTypes); without it, pods
+// that fit on no node are unschedulable. The nodes alsoGone are removed as
+// well, without their pods needing a home (other commands provide for them).
 func whatIf(r *Round, opts scheduler.Options, candidates []*Candidate, launch bool, alsoGone ...*Candidate) simulation {
 	gone := make(map[string]bool, len(candidates)+len(alsoGone))
 	for _, c := range alsoGone {
 		gone[c.Name()] = true
 	}
+	var types map[string][]*cloudprovider.InstanceType
+	if launch {
+		types = r.launchTypes()
+	}
+	return whatIfOn(r, opts, candidates, types, gone)
+}
+
+// whatIfOn is whatIf launching from types (none when nil), with the nodes
+// gone names removed too.
+func whatIfOn(r *Round, opts scheduler.Options, candidates []*Candidate, types map[string][]*cloudprovider.InstanceType, gone map[string]bool) simulation {
 	sim := simulation{owner: map[string]*Candidate{}}
 	var pods []*corev1.Pod
 	for _, c := range candidates {
@@ -52,14 +63,11 @@ func whatIf(r *Round, opts scheduler.Options, candidates []*Candidate, launch bo
 	// count on room an earlier drain (an interruption, say) needs.
 	pods = append(pods, unplacedDrained(r.Snapshot.Nodes, gone)...)
 	snap := *r.Snapshot
-	snap.Pods, snap.Nodes = pods, simulatedNodes(r, pods, gone)
+	snap.Pods, snap.Nodes, snap.InstanceTypes = pods, simulatedNodes(r, pods, gone), types
 	for i, sn := range snap.Nodes {
 		if gone[sn.Name()] {
 			snap.Nodes[i] = evicting(sn, sim.owner, r.Now)
 		}
-	}
-	if !launch {
-		snap.InstanceTypes = nil
 	}
 	sim.results = scheduler.Solve(&snap, opts)
 	return sim
@@ -91,6 +99,19 @@ func unplacedDrained(nodes []*scheduler.StateNode, gone map[string]bool) []*core
 		}
 	}
 	return out
+}
+
+// launchTypes are the pools' instance types with the offerings a voluntary
+// disruption may launch on: those settled for ConsolidationSettleTime.
+func (r *Round) launchTypes() map[string][]*cloudprovider.InstanceType {
+	if r.memo != nil && r.memo.launch != nil {
+		return r.memo.launch
+	}
+	types := r.settledTypes(ConsolidationSettleTime, nil)
+	if r.memo != nil {
+		r.memo.launch = types
+	}
+	return types
 }
 
 // simulatedNodes are the nodes a simulation of moving pods off the gone ones
