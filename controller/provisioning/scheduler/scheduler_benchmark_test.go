@@ -49,6 +49,7 @@ func w3(policy scheduler.PreferencePolicy) benchCase {
 func benchCases() []benchCase {
 	return []benchCase{
 		w1("C1", schedulertest.C1, 1000), w1("C1", schedulertest.C1, 5000), w1("C1", schedulertest.C1, 50000),
+		w1("C1", schedulertest.C1, 150000),
 		w1("C2", schedulertest.C2, 1000), w1("C2", schedulertest.C2, 5000),
 		w3(scheduler.PreferencesRespect), w3(scheduler.PreferencesIgnore), w3(scheduler.PreferencesCostAware),
 	}
