@@ -130,6 +130,9 @@ type Emulator struct {
 	eksAccess    eksAccessState                  // access entries and Pod Identity associations (eks_access.go)
 	reservations map[string]*CapacityReservation // id -> reservation
 	vcpuLimits   map[QuotaBucket]int             // bucket -> vCPU limit; absent is unlimited
+
+	// quietUntil is when an instance's timer next fires (advanceLocked).
+	quietUntil time.Time
 }
 
 // New builds an emulator; its pools start with cfg.PoolCapacity each.
