@@ -46,6 +46,7 @@ type xmlInstance struct {
 	Lifecycle    string             `xml:"instanceLifecycle,omitempty"`
 	ClientToken  string             `xml:"clientToken,omitempty"`
 	Reservation  string             `xml:"capacityReservationId,omitempty"`
+	SpotRequest  string             `xml:"spotInstanceRequestId,omitempty"`
 	Groups       []xmlGroup         `xml:"groupSet>item"`
 	Profile      *xmlProfile        `xml:"iamInstanceProfile,omitempty"`
 	Metadata     xmlMetadataOptions `xml:"metadataOptions"`
@@ -71,7 +72,7 @@ func (e *Emulator) toXMLInstance(in Instance) xmlInstance {
 		LaunchTime: isoTime(in.LaunchTime), Placement: xmlPlacement{in.Zone, e.zoneID(in.Zone)},
 		SubnetID: in.SubnetID, VpcID: in.VpcID, PrivateIP: in.PrivateIP, Architecture: e.archOf(in.InstanceType),
 		ClientToken: in.ClientToken, Metadata: xmlMetadataOptions{"applied", in.HTTPTokens, in.HopLimit, "enabled"},
-		Tags: tagSet(in.Tags), Reservation: in.ReservationID,
+		Tags: tagSet(in.Tags), Reservation: in.ReservationID, SpotRequest: in.SpotRequestID,
 	}
 	if in.CapacityType == CapacitySpot {
 		x.Lifecycle = "spot"

@@ -64,23 +64,34 @@ func parseLaunchTemplateData(p params, d string) *LaunchTemplate {
 		ProfileARN: p.str(d + ".IamInstanceProfile.Arn"), UserData: p.str(d + ".UserData"),
 		HTTPTokens:   p.str(d + ".MetadataOptions.HttpTokens"),
 		HopLimit:     int32(p.integer(d+".MetadataOptions.HttpPutResponseHopLimit", 0)), //nolint:gosec // small numbers
-		InstanceTags: map[string]string{},
+		InstanceTags: map[string]string{}, TagSpecs: map[string]map[string]string{},
+		KeyName: p.str(d + ".KeyName"), PlacementGroup: p.str(d + ".Placement.GroupName"),
 	}
 	if lt.HTTPTokens == "" {
 		lt.HTTPTokens = "optional"
+	}
+	lt.HTTPProtocolIPv6 = orDefault(p.str(d+".MetadataOptions.HttpProtocolIpv6"), "disabled")
+	for _, m := range p.members(d + ".NetworkInterface") {
+		ni := NetworkInterface{DeviceIndex: p.integer(m+".DeviceIndex", 0), Groups: p.strings(m + ".SecurityGroupId")}
+		if v := p.str(m + ".AssociatePublicIpAddress"); v != "" {
+			public := v == "true"
+			ni.AssociatePublicIP = &public
+		}
+		lt.NetworkInterfaces = append(lt.NetworkInterfaces, ni)
 	}
 	crs := d + ".CapacityReservationSpecification"
 	lt.ReservationPreference = orDefault(p.str(crs+".CapacityReservationPreference"), MatchOpen)
 	lt.ReservationTarget = p.str(crs + ".CapacityReservationTarget.CapacityReservationId")
 	for _, m := range p.members(d + ".TagSpecification") {
-		if p.str(m+".ResourceType") == "instance" {
-			lt.InstanceTags = p.tags(m + ".Tag")
-		}
+		lt.TagSpecs[p.str(m+".ResourceType")] = p.tags(m + ".Tag")
+	}
+	if tags, ok := lt.TagSpecs["instance"]; ok {
+		lt.InstanceTags = tags
 	}
 	for _, m := range p.members(d + ".BlockDeviceMapping") {
 		lt.BlockDevices = append(lt.BlockDevices, BlockDevice{
 			DeviceName: p.str(m + ".DeviceName"), VolumeSize: int32(p.integer(m+".Ebs.VolumeSize", 0)), //nolint:gosec // small
-			VolumeType: p.str(m + ".Ebs.VolumeType"), Encrypted: p.boolean(m + ".Ebs.Encrypted"),
+			VolumeType: p.str(m + ".Ebs.VolumeType"), Encrypted: p.boolean(m + ".Ebs.Encrypted"), SnapshotID: p.str(m + ".Ebs.SnapshotId"),
 		})
 	}
 	return lt

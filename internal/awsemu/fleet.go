@@ -36,6 +36,10 @@ type FleetRequest struct {
 	InstanceTags         map[string]string
 	FleetTags            map[string]string
 	CapacityReservations bool // UsageStrategy use-capacity-reservations-first: overrides with a reservation go first
+	// Denied are the overrides (by index) IAM denied a launch of (the
+	// caller's ec2:RunInstances, or the spot role's creation): they fail as
+	// errors of the fleet.
+	Denied map[int]FleetDenial
 }
 
 // FleetError is one entry of CreateFleet's errorSet.
@@ -126,6 +130,13 @@ func (e *Emulator) runFleetLocked(req FleetRequest) FleetResult {
 	launched := map[int]*FleetInstances{}
 	for tried, idx := range e.orderOverridesLocked(req) {
 		o := req.Overrides[idx]
+		if d, denied := req.Denied[idx]; denied && remaining > 0 {
+			res.Errors = append(res.Errors, *fleetErr(o, req.CapacityType, d.Code, d.Message))
+			continue
+		}
+		if req.CapacityType == CapacitySpot && remaining > 0 {
+			e.iam.spotRole = true // the first spot launch creates the role
+		}
 		if remaining > 0 && refused(tried) {
 			res.Errors = append(res.Errors, e.refusedLocked(o, req.CapacityType))
 			continue

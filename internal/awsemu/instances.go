@@ -42,6 +42,9 @@ type Instance struct {
 	InterruptAt time.Time
 	// ReservationID is the Capacity Reservation the instance runs in, if any.
 	ReservationID string
+	// SpotRequestID is a spot instance's spot request (sir-...), as EC2
+	// opens one for each spot launch.
+	SpotRequestID string
 }
 
 func (i *Instance) clone() Instance {

@@ -16,6 +16,9 @@ func (e *Emulator) launchOneLocked(req FleetRequest, o FleetOverride) (id, zone 
 		return "", "", fleetErr(o, lc, CodeUnsupported, fmt.Sprintf("instance type %s is not supported", o.InstanceType))
 	}
 	lt := e.lts[o.LaunchTemplateID]
+	if len(lt.NetworkInterfaces) > 0 && len(lt.SecurityGroups) > 0 {
+		return "", "", fleetErr(o, lc, "InvalidParameterCombination", "Network interfaces and an instance-level security groups may not be specified on the same request")
+	}
 	cr, ferr := e.reservationForLocked(lc, zone, o, lt)
 	if ferr != nil {
 		return "", "", ferr
@@ -104,10 +107,13 @@ func (e *Emulator) newInstanceLocked(req FleetRequest, o FleetOverride, lt *Laun
 	in := &Instance{
 		ID: e.newID("i"), InstanceType: o.InstanceType, Zone: s.Zone, SubnetID: s.ID, VpcID: s.VpcID,
 		CapacityType: req.CapacityType, ImageID: image, LaunchTemplate: lt.ID,
-		SecurityGroups: append([]string(nil), lt.SecurityGroups...), ProfileARN: lt.ProfileARN,
+		SecurityGroups: append([]string(nil), e.launchGroupsLocked(lt, s)...), ProfileARN: lt.ProfileARN,
 		UserData: lt.UserData, HTTPTokens: lt.HTTPTokens, HopLimit: lt.HopLimit, Tags: tags,
 		ClientToken: req.ClientToken, PrivateIP: fmt.Sprintf("10.0.%d.%d", len(e.order)/250%250, len(e.order)%250+4),
 		State: StatePending, LaunchTime: now, StateSince: now,
+	}
+	if req.CapacityType == CapacitySpot { // from the instance's id: the seeded ids stay as they were
+		in.SpotRequestID = "sir-" + in.ID[len(in.ID)-8:]
 	}
 	e.instances[in.ID] = in
 	e.order = append(e.order, in.ID)

@@ -2,6 +2,7 @@ package awsemu
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -32,6 +33,11 @@ type Image struct {
 	CreationDate time.Time
 	Tags         map[string]string
 	Deprecated   bool
+	// RootSnapshot is the EBS snapshot of the image's root volume (every
+	// EKS AMI is EBS-backed); AddImage gives one when empty.
+	RootSnapshot string
+	// RootVolumeSize is that volume's size in GiB; 20 when zero.
+	RootVolumeSize int32
 }
 
 // LaunchTemplate is an emulated launch template; only the data a launch uses is kept.
@@ -46,9 +52,19 @@ type LaunchTemplate struct {
 	UserData       string
 	HTTPTokens     string
 	HopLimit       int32
-	Tags           map[string]string // tags on the template itself
-	InstanceTags   map[string]string // TagSpecifications for instances
+	// HTTPProtocolIPv6 is the metadata options' enabled or disabled.
+	HTTPProtocolIPv6 string
+	// NetworkInterfaces, when set, are the instance's interfaces, the
+	// security groups among them.
+	NetworkInterfaces []NetworkInterface
+	Tags              map[string]string // tags on the template itself
+	InstanceTags      map[string]string // TagSpecifications for instances
+	// TagSpecs are the template's TagSpecifications by resource type
+	// (instance, volume, network-interface, spot-instances-request).
+	TagSpecs       map[string]map[string]string
 	BlockDevices   []BlockDevice
+	KeyName        string // key pair, when set
+	PlacementGroup string // placement group name, when set
 	CreateTime     time.Time
 	// ReservationPreference is CapacityReservationSpecification's preference:
 	// open (the default), none or capacity-reservations-only.
@@ -57,12 +73,32 @@ type LaunchTemplate struct {
 	ReservationTarget string
 }
 
+// NetworkInterface is one network interface of a launch template.
+type NetworkInterface struct {
+	DeviceIndex int
+	// AssociatePublicIP is nil when the subnet's setting stands.
+	AssociatePublicIP *bool
+	Groups            []string
+}
+
+// instanceGroups are the security groups an instance of the template gets:
+// its primary interface's, when it names interfaces.
+func (lt *LaunchTemplate) instanceGroups() []string {
+	for _, ni := range lt.NetworkInterfaces {
+		if ni.DeviceIndex == 0 {
+			return append([]string(nil), ni.Groups...)
+		}
+	}
+	return append([]string(nil), lt.SecurityGroups...)
+}
+
 // BlockDevice is one block device mapping of a launch template.
 type BlockDevice struct {
 	DeviceName string
 	VolumeSize int32
 	VolumeType string
 	Encrypted  bool
+	SnapshotID string // the snapshot the volume is created from, when set
 }
 
 type networkState struct {
@@ -135,6 +171,12 @@ func (e *Emulator) AddImage(img Image) string {
 	if img.CreationDate.IsZero() {
 		img.CreationDate = e.clk.Now()
 	}
+	if img.RootSnapshot == "" { // from the image's id: the seeded ids stay as they were
+		img.RootSnapshot = "snap-" + strings.TrimPrefix(img.ID, "ami-")
+	}
+	if img.RootVolumeSize == 0 {
+		img.RootVolumeSize = 20
+	}
 	img.Tags = cloneTags(img.Tags)
 	e.network.images[img.ID] = &img
 	return img.ID
@@ -156,6 +198,29 @@ func (e *Emulator) LaunchTemplates() []LaunchTemplate {
 		out = append(out, *lt)
 	}
 	return out
+}
+
+// LaunchTemplateByID returns the launch template with the id, as a node's
+// boot reads its block devices from it.
+func (e *Emulator) LaunchTemplateByID(id string) (LaunchTemplate, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	lt, ok := e.lts[id]
+	if !ok {
+		return LaunchTemplate{}, false
+	}
+	return *lt, true
+}
+
+// ImageByID returns the image with the id, as a node knows which image it runs.
+func (e *Emulator) ImageByID(id string) (Image, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	img, ok := e.network.images[id]
+	if !ok {
+		return Image{}, false
+	}
+	return *img, true
 }
 
 // SeedDefaultNetwork adds one subnet per zone (tagged stowage.dev/discovery=<cluster>)

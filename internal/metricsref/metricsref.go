@@ -18,6 +18,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	// The AWS cloud provider `stowage run` builds registers its own metrics.
+	_ "github.com/stowage-dev/stowage/controller/aws"
 	cpmetrics "github.com/stowage-dev/stowage/controller/cloudprovider/metrics"
 	// The operator imports every controller `stowage run` wires, and with
 	// them the metrics their packages register.

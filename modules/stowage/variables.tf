@@ -25,6 +25,16 @@ variable "cluster_certificate_authority_data" {
   }
 }
 
+variable "cluster_service_cidr" {
+  description = "The cluster's service CIDR (terraform-aws-eks's `cluster_service_cidr` output, or `kubernetesNetworkConfig.serviceIpv4Cidr`; `serviceIpv6Cidr` on an IPv6 cluster): nodes derive their cluster DNS from it. When null, the controller reads it from `eks:DescribeCluster` when it starts."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.cluster_service_cidr == null || can(cidrhost(var.cluster_service_cidr, 0))
+    error_message = "cluster_service_cidr must be a CIDR such as 10.100.0.0/16 (or fd00:10:96::/108 on an IPv6 cluster), or null to read it from eks:DescribeCluster."
+  }
+}
+
 variable "region" {
   description = "AWS region of the cluster; the provider's `aws_region` when null."
   type        = string
@@ -388,6 +398,13 @@ variable "controller" {
 
 variable "destroy_node_claims" {
   description = "Lets `terraform destroy` remove the controller while NodeClaims remain: it deletes them and waits for the controller to drain their nodes and terminate their instances first. Without it such a destroy is refused, naming the NodeClaims. Pools deleted first (the `node-pools` module's `allow_destroy_with_nodes`) leave none."
+  type        = bool
+  default     = false
+  nullable    = false
+}
+
+variable "create_spot_service_linked_role" {
+  description = "Creates the account's spot service-linked role, `AWSServiceRoleForEC2Spot` (`stowage_spot_service_linked_role`), which EC2 needs for spot launches. Turn it on in an account that has never run spot instances: EC2 would create the role on the first spot launch, but the controller's policy does not allow it (`iam:CreateServiceLinkedRole`), and spot launches then fail with `AuthFailure.ServiceLinkedRoleCreationNotPermitted`. An existing role is adopted; destroying leaves it."
   type        = bool
   default     = false
   nullable    = false

@@ -13,8 +13,9 @@ const (
 	ScopePrices Scope = "prices"
 	// ScopePublicParameters is SSM's public parameters (/aws/service/...) of the region.
 	ScopePublicParameters Scope = "public-parameters"
-	// ScopeLaunch is a launch: the region's images, subnets, security groups and
-	// network interfaces; the cluster's launch templates (aws:ResourceTag); and
+	// ScopeLaunch is a launch: the region's images and their snapshots, subnets,
+	// security groups, network interfaces, spot requests and capacity
+	// reservations; the cluster's launch templates (aws:ResourceTag); and
 	// fleets, volumes and instances tagged at creation for the cluster and its
 	// pools (aws:RequestTag), instances only of the pools' instance types
 	// (ec2:InstanceType).
@@ -35,6 +36,8 @@ const (
 	ScopeClusterInstanceProfiles Scope = "cluster-instance-profiles"
 	// ScopePassNodeRole is iam:PassRole of the node role, to EC2 only.
 	ScopePassNodeRole Scope = "pass-node-role"
+	// ScopeCluster is reading the cluster Stowage runs in, by its ARN.
+	ScopeCluster Scope = "cluster"
 )
 
 // Permission is one IAM action the AWS layer needs.
@@ -78,4 +81,5 @@ var Permissions = []Permission{
 	{Action: "iam:TagInstanceProfile", Scope: ScopeClusterInstanceProfiles, On: "iam:CreateInstanceProfile"},
 	{Action: "iam:AddRoleToInstanceProfile", Scope: ScopeClusterInstanceProfiles},
 	{Action: "iam:PassRole", Scope: ScopePassNodeRole, On: "ec2:CreateFleet"},
+	{Action: "eks:DescribeCluster", Scope: ScopeCluster},
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/stowage-dev/stowage/controller/apis/crds"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/internal/iamcheck"
 	"github.com/stowage-dev/stowage/internal/testenv"
 	"github.com/stowage-dev/stowage/internal/tfcli"
 )
@@ -184,7 +185,7 @@ var shared struct {
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard()) // envtest's CRD installer logs through controller-runtime
-	code := m.Run()
+	code := iamcheck.Main(m)
 	if e := shared.env; e != nil {
 		_ = e.cp.Stop()
 		_ = os.RemoveAll(e.dir)

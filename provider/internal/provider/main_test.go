@@ -18,6 +18,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stowage-dev/stowage/controller/apis/crds"
+	"github.com/stowage-dev/stowage/internal/iamcheck"
 	"github.com/stowage-dev/stowage/internal/testenv"
 	"github.com/stowage-dev/stowage/provider/internal/kube"
 	"github.com/stowage-dev/stowage/provider/internal/provider"
@@ -107,7 +108,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	os.Setenv("KUBE_CONFIG_PATH", cp.KubeconfigPath)
-	return m.Run()
+	return iamcheck.Main(m)
 }
 
 // defaultClass makes the NodeClass "default" the tests' pools name (a
