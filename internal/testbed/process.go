@@ -103,19 +103,7 @@ func (b *Bed) RunController(ctx context.Context, o ProcessOptions) (*ControllerP
 	}
 	c := d.Spec.Template.Spec.Containers[0]
 	args := append(append([]string(nil), c.Args...), "--metrics-bind-address="+orZero(o.MetricsAddr), "--health-probe-bind-address="+orZero(o.HealthAddr))
-	p := &ControllerProcess{LogPath: filepath.Join(o.Dir, "stowage.log"), done: make(chan struct{})}
-	logFile, err := os.Create(p.LogPath)
-	if err != nil {
-		return nil, err
-	}
-	p.cmd = exec.Command(o.Binary, args...) //nolint:gosec // the test's own build
-	p.cmd.Env, p.cmd.Stdout, p.cmd.Stderr = env, logFile, logFile
-	if err := p.cmd.Start(); err != nil {
-		_ = logFile.Close()
-		return nil, fmt.Errorf("starting the controller: %w", err)
-	}
-	go func() { p.err = p.cmd.Wait(); _ = logFile.Close(); close(p.done) }()
-	return p, nil
+	return startProcess(o.Binary, args, env, filepath.Join(o.Dir, "stowage.log"))
 }
 
 func orZero(addr string) string {

@@ -27,7 +27,7 @@ type solver struct {
 	nodes    []*node // existing nodes first, then new claims in creation order
 	existing int     // how many of nodes are existing
 	// fits are the new claims' figures planOnClaims checks first, by index - existing.
-	fits []claimFit
+	fits     []claimFit
 	topology *topology
 	classes  map[string]*podClass
 	volumes  *volumeTopology
