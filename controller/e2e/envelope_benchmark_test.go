@@ -49,21 +49,18 @@ const envelopeNS = "envelope"
 // each pod's creation to Running, kube-apiserver's p99 request latency and
 // the machine's memory in use. It prints one BENCH line per step and a last
 // one naming the largest step that broke no stop rule, the step that did and
-// which rule it broke.
+// which rule it broke ("controller" when Stowage lost its lease mid-step).
 func BenchmarkBedEnvelope(b *testing.B) {
 	steps, err := parseSteps(*envelopeSteps)
 	if err != nil {
 		b.Fatal(err)
 	}
 	bd := startBed(b, testbed.Options{PoolCapacity: 2 * slices.Max(steps)})
-	bd.create(nodeClass(), nodePool())
-	r := bd.startReplica("envelope", replicaOptions{releaseOnCancel: true})
-	bd.waitElected(r, 30*time.Second)
-	bd.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: envelopeNS}}, envelopeDeployment())
+	r := bd.startEnvelope(true)
 	for range b.N {
 		held, stop := 0, envelopeResult{}
 		for _, n := range steps {
-			res := bd.envelopeStep(b.Context(), n)
+			res := bd.envelopeStep(b.Context(), r, n)
 			fmt.Println(res.benchLine())
 			if res.broke != "" {
 				stop = res
@@ -87,6 +84,24 @@ func parseSteps(s string) ([]int, error) {
 	return out, nil
 }
 
+// envelopeLeases are `stowage run`'s default leader-election timings, in
+// place of the bed's short ones (made for quick failover tests): a renewal
+// late by 3 s on the loaded bed would end the controller, and the envelope
+// measures it as it is deployed.
+var envelopeLeases = []string{"--leader-election-lease-duration=10s",
+	"--leader-election-renew-deadline=7s", "--leader-election-retry-period=2s"}
+
+// startEnvelope starts Stowage with its pool and the envelope's Deployment,
+// and waits until it leads. mayLoseLease makes a lost lease a step's stop
+// (the controller did not keep up) rather than an error.
+func (b *bed) startEnvelope(mayLoseLease bool) *replica {
+	b.create(nodeClass(), nodePool())
+	r := b.startReplica("envelope", replicaOptions{releaseOnCancel: true, flags: envelopeLeases, mayLoseLease: mayLoseLease})
+	b.waitElected(r, 30*time.Second)
+	b.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: envelopeNS}}, envelopeDeployment())
+	return r
+}
+
 // envelopeDeployment runs no pods yet; each of its pods is small and needs a
 // node of its own (a required anti-affinity on the hostname), so that its
 // replicas are the fleet's node count.
@@ -104,13 +119,15 @@ type envelopeResult struct {
 	memory         float64 // the most in use during the step, a fraction
 	cpu, bedCPU    float64
 	took           time.Duration
-	// broke names the stop rule the step broke, empty when none.
+	// broke names the stop rule the step broke, or "controller" when the
+	// controller stopped; empty when none.
 	broke, detail string
 }
 
 // envelopeStep scales the Deployment to n pods and waits until they all run,
-// a pod has waited envelopeToRunning, or the memory rule breaks.
-func (b *bed) envelopeStep(ctx context.Context, n int) envelopeResult {
+// a pod has waited envelopeToRunning, the memory rule breaks, or the
+// controller r stops (it lost its lease: it did not keep up).
+func (b *bed) envelopeStep(ctx context.Context, r *replica, n int) envelopeResult {
 	res := envelopeResult{nodes: n}
 	before, err := apiLatency(ctx, b.ControlPlane.Config)
 	if err != nil {
@@ -139,6 +156,8 @@ func (b *bed) envelopeStep(ctx context.Context, n int) envelopeResult {
 		}
 		res.running = len(seen)
 		switch {
+		case !r.alive():
+			res.broke, res.detail = "controller", fmt.Sprintf("the controller stopped: %v", r.stop())
 		case res.memory > envelopeMemory:
 			res.broke, res.detail = "memory", fmt.Sprintf("%.0f%% of the machine's memory in use", 100*res.memory)
 		case late > 0:
@@ -256,13 +275,10 @@ func loadAverage() string {
 // from kube-apiserver's own histogram, the machine's memory in use.
 func TestBedEnvelopeStepMeasures(t *testing.T) {
 	bd := startBed(t, testbed.Options{})
-	bd.create(nodeClass(), nodePool())
-	r := bd.startReplica("envelope", replicaOptions{releaseOnCancel: true})
-	bd.waitElected(r, 30*time.Second)
-	bd.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: envelopeNS}}, envelopeDeployment())
+	r := bd.startEnvelope(false)
 	prev := 0
 	for _, n := range []int{2, 4} {
-		res := bd.envelopeStep(t.Context(), n)
+		res := bd.envelopeStep(t.Context(), r, n)
 		t.Log(res.benchLine())
 		if res.broke != "" {
 			t.Fatalf("a step of %d nodes broke the %s rule: %s", n, res.broke, res.detail)
