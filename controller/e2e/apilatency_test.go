@@ -25,10 +25,16 @@ const apiRequestDuration = "apiserver_request_duration_seconds"
 var longRunning = map[string]bool{"WATCH": true, "WATCHLIST": true, "CONNECT": true}
 
 // latencyHistogram is a cumulative histogram: counts[i] requests took at
-// most bounds[i] seconds; the last bound is +Inf.
+// most bounds[i] seconds; the last bound is +Inf. slow counts, per verb and
+// resource, the requests above slowAbove, to say which were slow.
 type latencyHistogram struct {
 	bounds, counts []float64
+	slow           map[string]float64
 }
+
+// slowAbove is the latency in seconds above which slow counts a request:
+// the bed envelope's stop rule.
+var slowAbove = envelopeAPIP99.Seconds()
 
 // apiLatency reads kube-apiserver's /metrics and sums its request latency
 // histogram over every series but the long-running verbs'.
@@ -56,19 +62,24 @@ func apiLatency(ctx context.Context, cfg *rest.Config) (latencyHistogram, error)
 // sumHistograms adds up the buckets of every series of mf except the
 // long-running verbs'; the series share their bounds, as one histogram's do.
 func sumHistograms(mf *dto.MetricFamily) latencyHistogram {
-	byBound := map[float64]float64{}
+	byBound, slow := map[float64]float64{}, map[string]float64{}
 	for _, m := range mf.GetMetric() {
 		if longRunning[labelValue(m, "verb")] || m.GetHistogram() == nil {
 			continue
 		}
+		fast := 0.0
 		for _, bk := range m.GetHistogram().GetBucket() {
 			if !math.IsInf(bk.GetUpperBound(), 1) {
 				byBound[bk.GetUpperBound()] += float64(bk.GetCumulativeCount())
 			}
+			if bk.GetUpperBound() <= slowAbove {
+				fast = float64(bk.GetCumulativeCount())
+			}
 		}
 		byBound[math.Inf(1)] += float64(m.GetHistogram().GetSampleCount())
+		slow[labelValue(m, "verb")+" "+labelValue(m, "resource")] += float64(m.GetHistogram().GetSampleCount()) - fast
 	}
-	var h latencyHistogram
+	h := latencyHistogram{slow: slow}
 	for _, bound := range slices.Sorted(maps.Keys(byBound)) {
 		h.bounds, h.counts = append(h.bounds, bound), append(h.counts, byBound[bound])
 	}
@@ -87,14 +98,30 @@ func labelValue(m *dto.Metric, name string) string {
 // minus is the requests counted in h and not in earlier: those of the
 // interval between the two readings.
 func (h latencyHistogram) minus(earlier latencyHistogram) latencyHistogram {
-	out := latencyHistogram{bounds: h.bounds, counts: make([]float64, len(h.counts))}
+	out := latencyHistogram{bounds: h.bounds, counts: make([]float64, len(h.counts)), slow: map[string]float64{}}
 	for i := range h.counts {
 		out.counts[i] = h.counts[i]
 		if i < len(earlier.counts) {
 			out.counts[i] -= earlier.counts[i]
 		}
 	}
+	for k, n := range h.slow {
+		if n -= earlier.slow[k]; n > 0 {
+			out.slow[k] = n
+		}
+	}
 	return out
+}
+
+// slowest names the verb and resource with the most requests above
+// slowAbove, and how many; "" when none was.
+func (h latencyHistogram) slowest() (series string, n float64) {
+	for _, k := range slices.Sorted(maps.Keys(h.slow)) {
+		if h.slow[k] > n {
+			series, n = k, h.slow[k]
+		}
+	}
+	return series, n
 }
 
 // quantile estimates the q-quantile in seconds as Prometheus's
@@ -186,7 +213,51 @@ func TestAPILatencyQuantilesLeaveOutWatches(t *testing.T) {
 	if got := later.minus(earlier).quantile(0.99); math.Abs(got-0.0495) > 1e-9 {
 		t.Errorf("p99 of the interval = %v, want 0.0495 (0.05 * 99/100)", got)
 	}
+	// The GETs' 10 requests above 0.1 s are within 1 s: none is slow; of the
+	// interval's, none either.
+	if series, n := h.slowest(); series != "" || n != 0 {
+		t.Errorf("slowest = %q with %v requests above 1 s, want none", series, n)
+	}
 	if got := (latencyHistogram{}).quantile(0.99); got != 0 {
 		t.Errorf("p99 of no requests = %v, want 0", got)
+	}
+}
+
+// slowMetrics has 3 POSTs of nodeclaims and 1 LIST of pods above 1 s, and
+// watches of a minute.
+const slowMetrics = `# TYPE apiserver_request_duration_seconds histogram
+apiserver_request_duration_seconds_bucket{resource="nodeclaims",verb="POST",le="1"} 7
+apiserver_request_duration_seconds_bucket{resource="nodeclaims",verb="POST",le="2"} 9
+apiserver_request_duration_seconds_bucket{resource="nodeclaims",verb="POST",le="+Inf"} 10
+apiserver_request_duration_seconds_sum{resource="nodeclaims",verb="POST"} 15
+apiserver_request_duration_seconds_count{resource="nodeclaims",verb="POST"} 10
+apiserver_request_duration_seconds_bucket{resource="pods",verb="LIST",le="1"} 9
+apiserver_request_duration_seconds_bucket{resource="pods",verb="LIST",le="2"} 10
+apiserver_request_duration_seconds_bucket{resource="pods",verb="LIST",le="+Inf"} 10
+apiserver_request_duration_seconds_sum{resource="pods",verb="LIST"} 5
+apiserver_request_duration_seconds_count{resource="pods",verb="LIST"} 10
+apiserver_request_duration_seconds_bucket{resource="pods",verb="WATCH",le="1"} 0
+apiserver_request_duration_seconds_bucket{resource="pods",verb="WATCH",le="2"} 0
+apiserver_request_duration_seconds_bucket{resource="pods",verb="WATCH",le="+Inf"} 20
+apiserver_request_duration_seconds_sum{resource="pods",verb="WATCH"} 1200
+apiserver_request_duration_seconds_count{resource="pods",verb="WATCH"} 20
+`
+
+// TestAPILatencySlowestNamesTheSeries checks that the envelope names the
+// verb and resource with the most requests above 1 s, leaving out watches,
+// and counts only those of the interval.
+func TestAPILatencySlowestNamesTheSeries(t *testing.T) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(slowMetrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sumHistograms(families[apiRequestDuration])
+	if series, n := h.slowest(); series != "POST nodeclaims" || n != 3 {
+		t.Errorf("slowest = %q with %v requests above 1 s, want POST nodeclaims with 3", series, n)
+	}
+	earlier := latencyHistogram{slow: map[string]float64{"POST nodeclaims": 3}}
+	if series, n := h.minus(earlier).slowest(); series != "LIST pods" || n != 1 {
+		t.Errorf("slowest of the interval = %q with %v, want LIST pods with 1", series, n)
 	}
 }
