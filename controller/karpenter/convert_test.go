@@ -56,14 +56,13 @@ var outcomes = map[string]outcome{
 		"EC2NodeClass windows2022": "spec.amiFamily: Windows2022: Windows images are not supported"}},
 	"full-nodepool.yaml": {converted: []string{"NodePool everything"}, warnings: []string{
 		"spec.template.spec.requirements[3]: not converted: karpenter.k8s.aws/instance-cpu-manufacturer is a Karpenter label Stowage has no value for",
-		"spec.replicas: not converted: a static NodePool (replicas) has no Stowage equivalent"}},
+		"spec.replicas: converted to minNodes"}},
 	"full-ec2nodeclass.yaml": {converted: []string{"NodeClass everything"}, warnings: []string{
 		"spec.ipPrefixCount: not converted", "spec.enclaveOptions: not converted", "spec.context: not converted",
 		"spec.blockDeviceMappings[0].ebs.volumeInitializationRate: not converted"}},
 	"kubectl-dump.yaml": {converted: []string{"NodePool default", "NodeClass default"}},
 	"newer-policies.yaml": {converted: []string{"NodePool balanced", "NodePool static"}, warnings: []string{
-		"spec.disruption.consolidationPolicy: converted to WhenEmpty: Stowage has no Balanced policy",
-		"spec.replicas: not converted: a static NodePool (replicas) has no Stowage equivalent"}},
+		"spec.replicas: converted to minNodes"}},
 	"ssm-parameter.yaml": {refused: map[string]string{"EC2NodeClass ssm": "spec.amiSelectorTerms[0].ssmParameter: Stowage does not read image ids from SSM parameters"}},
 }
 
@@ -251,4 +250,25 @@ func leaves(v any, path string, f func(path, value string)) {
 		}
 		f(path, s)
 	}
+}
+
+// TestBalancedIsImportedAsBalanced: Karpenter's Balanced policy (1.14) is
+// Stowage's, one to one, without a warning.
+func TestBalancedIsImportedAsBalanced(t *testing.T) {
+	r, _ := importFile(t, "testdata/newer-policies.yaml")
+	for _, o := range r.Objects {
+		if o.NodePool == nil || o.NodePool.Name != "balanced" {
+			continue
+		}
+		if got := o.NodePool.Spec.Disruption.ConsolidationPolicy; got != v1alpha1.ConsolidationPolicyBalanced {
+			t.Errorf("consolidationPolicy %q, want Balanced", got)
+		}
+		for _, w := range o.Warnings() {
+			if strings.Contains(w.Error(), "consolidationPolicy") {
+				t.Errorf("a warning about the policy: %v", w)
+			}
+		}
+		return
+	}
+	t.Fatal("NodePool balanced was not converted")
 }

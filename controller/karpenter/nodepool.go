@@ -4,14 +4,11 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
-
-// consolidationBalanced is Karpenter 1.14's policy that weighs a move's
-// savings against its disruption.
-const consolidationBalanced = "Balanced"
 
 // DefaultNodeClassName is the NodeClass a NodePool without a nodeClassRef
 // (a documentation fragment) is given.
@@ -37,16 +34,13 @@ func (c *converter) nodePool() error {
 		c.note("spec.template.spec.resources", valueOf(t.Resources), "not converted: a template does not set resources; Stowage sizes each NodeClaim for its pods")
 	}
 	if d := in.Spec.Disruption; d != nil {
+		// Karpenter's policies are Stowage's, Balanced (1.14) included, with
+		// the same BalancedK.
 		spec.Disruption = v1alpha1.Disruption{ConsolidationPolicy: d.ConsolidationPolicy, ConsolidateAfter: d.ConsolidateAfter, Budgets: d.Budgets}
-		if d.ConsolidationPolicy == consolidationBalanced {
-			spec.Disruption.ConsolidationPolicy = v1alpha1.ConsolidationPolicyWhenEmpty
-			c.note("spec.disruption.consolidationPolicy", d.ConsolidationPolicy, "converted to %s: Stowage has no Balanced policy (which weighs savings against disruption); WhenEmpty is the cautious choice, WhenEmptyOrUnderutilized the eager one",
-				v1alpha1.ConsolidationPolicyWhenEmpty)
-		}
 	}
 	spec.Limits, spec.Weight = in.Spec.Limits, in.Spec.Weight
 	if in.Spec.Replicas != nil {
-		c.note("spec.replicas", valueOf(*in.Spec.Replicas), "not converted: a static NodePool (replicas) has no Stowage equivalent; Stowage launches for pending pods only, so keep this pool on Karpenter or run the nodes another way")
+		c.staticPool(spec, *in.Spec.Replicas)
 	}
 	if len(in.Status) > 0 {
 		c.quiet("status", "not converted: the status is what Karpenter observed")
@@ -98,4 +92,26 @@ func (c *converter) nodeClassRef(path string, in *NodeClassReference) *v1alpha1.
 	}
 	out.Name = in.Name
 	return out
+}
+
+// staticPool converts a static NodePool's replicas to a floor and a ceiling
+// of that many nodes: minNodes and limits.nodes (a lower nodes limit the pool
+// already has stays, and is the floor too).
+func (c *converter) staticPool(spec *v1alpha1.NodePoolSpec, replicas int64) {
+	if replicas < 0 || replicas > 1000 {
+		c.refuse("spec.replicas", "%d nodes: a pool's minNodes is between 0 and 1000", replicas)
+		return
+	}
+	n := replicas
+	if q, ok := spec.Limits[corev1.ResourceName("nodes")]; ok && q.Value() < n {
+		n = q.Value()
+	}
+	floor := int32(n)
+	spec.MinNodes = &floor
+	spec.Limits = spec.Limits.DeepCopy()
+	if spec.Limits == nil {
+		spec.Limits = corev1.ResourceList{}
+	}
+	spec.Limits["nodes"] = *resource.NewQuantity(n, resource.DecimalSI)
+	c.note("spec.replicas", valueOf(replicas), "converted to minNodes %d and limits.nodes %d: Stowage keeps that many nodes whatever the load and launches none beyond them, packing pending pods onto them", n, n)
 }

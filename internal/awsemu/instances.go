@@ -23,7 +23,7 @@ type Instance struct {
 	Zone           string
 	SubnetID       string
 	VpcID          string
-	CapacityType   string // CapacityOnDemand or CapacitySpot
+	CapacityType   string // CapacityOnDemand, CapacitySpot or CapacityBlock (its lifecycle)
 	ImageID        string
 	LaunchTemplate string // id of the template it was launched from
 	SecurityGroups []string
@@ -63,11 +63,13 @@ func cloneTags(t map[string]string) map[string]string {
 }
 
 // advanceLocked moves every instance through the states its timers allow at now.
-// Nothing moves before quietUntil, so that most calls (every API call makes
-// one) scan nothing: a scan of every instance on each call made a simulated
-// fleet of 10,000 quadratic.
+// Capacity blocks (few) are checked on every call; no instance moves before
+// quietUntil, so that most calls (every API call makes one) scan no
+// instance: a scan of every instance on each call made a simulated fleet of
+// 10,000 quadratic.
 func (e *Emulator) advanceLocked() {
 	now := e.clk.Now()
+	e.advanceBlocksLocked(now)
 	if now.Before(e.quietUntil) {
 		return
 	}

@@ -25,6 +25,7 @@ var KarpenterNames = map[string]string{
 	"stowage_cluster_state_synced":                                "`karpenter_cluster_state_synced`",
 	"stowage_cloudprovider_duration_seconds":                      "`karpenter_cloudprovider_duration_seconds`; `karpenter_nodeclaims_instance_termination_duration_seconds` is `{method=\"Delete\"}`",
 	"stowage_cloudprovider_errors_total":                          "`karpenter_cloudprovider_errors_total`",
+	"stowage_disruption_consolidation_score":                      "`karpenter_consolidation_score` (by nodepool and decision; Stowage's eviction cost adds a pod's age and PDB headroom)",
 	"stowage_cloudprovider_instance_type_offering_available":      "`karpenter_cloudprovider_instance_type_offering_available`",
 	"stowage_cloudprovider_instance_type_offering_price_estimate": "`karpenter_cloudprovider_instance_type_offering_price_estimate`",
 }
@@ -38,7 +39,7 @@ var KarpenterOnly = [][2]string{
 	{"`karpenter_pods_startup_duration_seconds`", "none in the controller; `stowage simulate` reports pod-to-Running per tier"},
 	{"`karpenter_ignored_pod_count`", "none"},
 	{"`karpenter_voluntary_disruption_consolidation_timeouts_total`", "consolidation has no timeout: its search is bounded instead (docs/guides/disruption.md)"},
-	{"`karpenter_consolidation_score`, `karpenter_consolidation_moves_total`", "no Balanced policy"},
+	{"`karpenter_consolidation_moves_total`", "`stowage_disruption_consolidation_score`'s count, by decision"},
 	{"`karpenter_interruption_deleted_messages_total`", "the Lambda's event source mapping deletes the messages"},
 	{"`karpenter_cluster_state_node_count`", "none"},
 	{"`karpenter_cloudprovider_instance_type_cpu_cores`, `_memory_bytes`", "the instance type's labels and the catalogue"},

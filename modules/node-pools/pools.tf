@@ -26,8 +26,10 @@ resource "stowage_node_pool" "web" {
   }
 
   disruption {
-    consolidation_policy = "WhenEmptyOrUnderutilized"
-    consolidate_after    = var.web.consolidate_after
+    consolidation_policy      = var.web.consolidation_policy
+    consolidation_min_savings = var.web.consolidation_min_savings
+    consolidate_after         = var.web.consolidate_after
+    return_after              = var.web.return_after
     dynamic "budget" {
       for_each = local.budgets.web
       content {
@@ -73,8 +75,9 @@ resource "stowage_node_pool" "batch" {
   }
 
   disruption {
-    consolidation_policy = var.batch.consolidation_policy
-    consolidate_after    = var.batch.consolidate_after
+    consolidation_policy      = var.batch.consolidation_policy
+    consolidation_min_savings = var.batch.consolidation_min_savings
+    consolidate_after         = var.batch.consolidate_after
     dynamic "budget" {
       for_each = local.budgets.batch
       content {
@@ -97,6 +100,8 @@ resource "stowage_node_pool" "gpu_inference" {
   expire_after             = var.gpu_inference.expire_after
   allow_destroy_with_nodes = var.allow_destroy_with_nodes
   adopt_existing           = var.adopt_existing
+  min_nodes                = var.gpu_inference.min_nodes > 0 ? var.gpu_inference.min_nodes : null
+  capacity_block_lead_time = var.gpu_inference.capacity_block_lead_time
 
   node_class_ref {
     name = stowage_node_class.gpu[0].name
@@ -122,6 +127,7 @@ resource "stowage_node_pool" "gpu_inference" {
   disruption {
     consolidation_policy = "WhenEmpty"
     consolidate_after    = var.gpu_inference.consolidate_after
+    return_after         = var.gpu_inference.return_after
     dynamic "budget" {
       for_each = local.budgets.gpu_inference
       content {
@@ -144,6 +150,8 @@ resource "stowage_node_pool" "gpu_training" {
   expire_after             = "Never"
   allow_destroy_with_nodes = var.allow_destroy_with_nodes
   adopt_existing           = var.adopt_existing
+  min_nodes                = var.gpu_training.min_nodes > 0 ? var.gpu_training.min_nodes : null
+  capacity_block_lead_time = var.gpu_training.capacity_block_lead_time
 
   node_class_ref {
     name = stowage_node_class.gpu_training[0].name

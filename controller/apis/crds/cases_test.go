@@ -109,14 +109,20 @@ var validCases = []admissionCase{
 		taints: [{key: dedicated, value: gpu, effect: NoSchedule}, {key: example.com/soft, effect: PreferNoSchedule}],
 		startupTaints: [{key: nvidia.com/gpu-driver, effect: NoExecute}]}}}}`},
 	{name: "weight bounds", base: basePool, patch: `{spec: {weight: 1}}`},
+	{name: "a floor within the nodes limit", base: basePool, patch: `{spec: {minNodes: 2, capacityBlockLeadTime: 45m, limits: {nodes: "2"}}}`},
+	{name: "a floor with an integer nodes limit", base: basePool, patch: `{spec: {minNodes: 3, limits: {nodes: 10, cpu: "100"}}}`},
 	{name: "durations in Go syntax and Never", base: basePool, patch: `{spec: {
 		disruption: {consolidationPolicy: WhenEmpty, consolidateAfter: 1m30s},
 		template: {spec: {expireAfter: Never, terminationGracePeriod: 48h0m0.5s}}}}`},
 	{name: "consolidation disabled", base: basePool, patch: `{spec: {disruption: {consolidateAfter: Never}}}`},
+	{name: "balanced consolidation, its minimum saving, no return", base: basePool, patch: `{spec: {disruption: {
+		consolidationPolicy: Balanced, consolidationMinSavings: "25%", returnAfter: Never}}}`},
+	{name: "return after half an hour, no minimum saving", base: basePool, patch: `{spec: {disruption: {returnAfter: 30m, consolidationMinSavings: "0%"}}}`},
 	{name: "sub-second durations", base: basePool, patch: `{spec: {disruption: {consolidateAfter: 500ms}, template: {spec: {expireAfter: 2160h}}}}`},
 	{name: "budgets with schedules and reasons", base: basePool, patch: `{spec: {disruption: {budgets: [
 		{nodes: "0", schedule: "0 9 * * 1-5", duration: 8h, reasons: [Underutilized, Empty]},
 		{nodes: "100%", schedule: "@daily", duration: 10m, reasons: [Drifted, Empty]},
+		{nodes: "1", reasons: [Fallback]},
 		{nodes: "5"}]}}}`},
 	{name: "limits", base: basePool, patch: `{spec: {limits: {cpu: 100, memory: 400Gi, nvidia.com/gpu: "8", nodes: "0"}}}`},
 	{name: "minimal class", base: baseClass},
@@ -254,6 +260,11 @@ var invalidCases = []admissionCase{
 	// Weight, limits, durations.
 	{name: "weight zero", base: basePool, patch: `{spec: {weight: 0}}`, field: "spec.weight", msg: "greater than or equal to 1"},
 	{name: "weight above 100", base: basePool, patch: `{spec: {weight: 101}}`, field: "spec.weight", msg: "less than or equal to 100"},
+	{name: "a negative floor", base: basePool, patch: `{spec: {minNodes: -1}}`, field: "spec.minNodes", msg: "greater than or equal to 0"},
+	{name: "a block lead time under EC2's 30 minutes", base: basePool, patch: `{spec: {capacityBlockLeadTime: 20m}}`,
+		field: "spec.capacityBlockLeadTime", msg: "at least 30m"},
+	{name: "a block lead time in words", base: basePool, patch: `{spec: {capacityBlockLeadTime: an hour}}`,
+		field: "spec.capacityBlockLeadTime", msg: "at least 30m"},
 	{name: "negative limit", base: basePool, patch: `{spec: {limits: {cpu: "-1"}}}`, field: "spec.limits", msg: "limits must not be negative"},
 	{name: "negative integer limit", base: basePool, patch: `{spec: {limits: {cpu: -4}}}`, field: "spec.limits", msg: "limits must not be negative"},
 	{name: "limit not a quantity", base: basePool, patch: `{spec: {limits: {memory: lots}}}`, field: "spec.limits.memory", msg: "should match"},
@@ -265,7 +276,13 @@ var invalidCases = []admissionCase{
 		field: "spec.disruption.consolidateAfter", msg: "such as 30s, 10m or 720h, or Never"},
 	// Disruption.
 	{name: "Karpenter v1beta1 consolidation policy", base: basePool, patch: `{spec: {disruption: {consolidationPolicy: WhenUnderutilized}}}`,
-		field: "spec.disruption.consolidationPolicy", msg: `supported values: "WhenEmpty", "WhenEmptyOrUnderutilized"`},
+		field: "spec.disruption.consolidationPolicy", msg: `supported values: "WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"`},
+	{name: "minimum saving as a fraction", base: basePool, patch: `{spec: {disruption: {consolidationMinSavings: "0.15"}}}`,
+		field: "spec.disruption.consolidationMinSavings", msg: `percentage from 0% to 100% such as "15%"`},
+	{name: "minimum saving above 100%", base: basePool, patch: `{spec: {disruption: {consolidationMinSavings: "150%"}}}`,
+		field: "spec.disruption.consolidationMinSavings", msg: `percentage from 0% to 100%`},
+	{name: "returnAfter in words", base: basePool, patch: `{spec: {disruption: {returnAfter: soon}}}`,
+		field: "spec.disruption.returnAfter", msg: "such as 30s, 10m or 720h, or Never"},
 	{name: "budget above 100%", base: basePool, patch: budget(`{nodes: "110%"}`),
 		field: poolBudget0 + ".nodes", msg: "percentage from 0% to 100%"},
 	{name: "budget in words", base: basePool, patch: budget(`{nodes: ten}`),
@@ -404,6 +421,10 @@ var validateOnlyCases = []admissionCase{
 	{name: "minValues counting a value listed twice", base: basePool, patch: reqs(`{key: stowage.dev/instance-family, operator: In, values: [c6i, c6i], minValues: 2}`),
 		field: poolReq0 + ".minValues"},
 	{name: "expireAfter beyond Go's range", base: basePool, patch: `{spec: {template: {spec: {expireAfter: 9999999h}}}}`},
+	// A rule comparing minNodes with a limit, a quantity of any length, would
+	// exceed the API server's CEL cost budget.
+	{name: "a floor above the nodes limit", base: basePool, patch: `{spec: {minNodes: 3, limits: {nodes: "2"}}}`, field: "spec.minNodes"},
+	{name: "a floor above an integer nodes limit", base: basePool, patch: `{spec: {minNodes: 3, limits: {nodes: 1}}}`, field: "spec.minNodes"},
 }
 
 // karpenterRejections are the adapted Karpenter manifests (testdata/karpenter-v1,

@@ -1,12 +1,16 @@
 package v1alpha1
 
-import "k8s.io/utils/ptr"
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
 
 // Defaults applied to every object before it is validated or used. The CRD schema
 // carries the same values as +kubebuilder:default markers where it can.
 const (
 	DefaultExpireAfter      = "720h"
 	DefaultConsolidateAfter = "0s"
+	DefaultReturnAfter      = "10m"
 	DefaultBudgetNodes      = "10%"
 	DefaultHTTPTokens       = "required"
 	DefaultHTTPEndpoint     = "enabled"
@@ -24,6 +28,9 @@ func (in *NodePool) SetDefaults() {
 	if spec.Disruption.ConsolidateAfter == nil {
 		spec.Disruption.ConsolidateAfter = ptr.To(MustParseDuration(DefaultConsolidateAfter))
 	}
+	if spec.Disruption.ReturnAfter == nil {
+		spec.Disruption.ReturnAfter = ptr.To(MustParseDuration(DefaultReturnAfter))
+	}
 	if len(spec.Disruption.Budgets) == 0 {
 		spec.Disruption.Budgets = []Budget{{Nodes: DefaultBudgetNodes}}
 	}
@@ -32,6 +39,9 @@ func (in *NodePool) SetDefaults() {
 	}
 	if ref := spec.Template.Spec.NodeClassRef; ref != nil {
 		ref.SetDefaults()
+	}
+	if spec.CapacityBlockLeadTime == nil {
+		spec.CapacityBlockLeadTime = &metav1.Duration{Duration: DefaultCapacityBlockLeadTime}
 	}
 }
 

@@ -362,6 +362,7 @@ func (sv *solver) commit(p *podInfo, c *podClass, pl *plan) {
 		n.used = n.used.Add(p.requests)
 		sv.fits[n.index-sv.existing] = fitOf(n)
 		sv.reserve(n)
+		sv.holdReservation(n)
 	} else {
 		n.available = n.available.Sub(p.requests)
 	}

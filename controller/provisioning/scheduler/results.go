@@ -21,6 +21,10 @@ type Results struct {
 	Order []*corev1.Pod
 	// Fallbacks are set when Options.ExplainFallbacks is.
 	Fallbacks []Fallback
+	// Bookings say, per booking of the snapshot, where its virtual pods
+	// went; the pods themselves are among the placements above, marked
+	// (IsVirtual).
+	Bookings []BookingResult
 }
 
 // NewNodeClaim is a node to launch.
@@ -40,6 +44,9 @@ type NewNodeClaim struct {
 	DaemonSetRequests scheduling.Resources
 	// Offering is the cheapest offering of the first instance type.
 	Offering cloudprovider.Offering
+	// Anticipated is how many expected pods (Snapshot.Expected) the claim
+	// keeps room for beyond its own.
+	Anticipated int
 }
 
 // Price is the hourly price of the cheapest offering.
