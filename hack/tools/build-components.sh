@@ -23,10 +23,12 @@ readonly TERRAFORM_VERSION=v1.5.7
 readonly RIE_VERSION=v0.0.0-20261030222936-bef5c4ba774d
 readonly FAUXQS_VERSION=1.9.2 # also in internal/awsemu/fauxqs/package.json; 2.x needs Node 22.5
 
-readonly ALL_COMPONENTS=(etcd kube-apiserver kube-scheduler kube-controller-manager kwok kubectl terraform aws-lambda-rie fauxqs)
+readonly ALL_COMPONENTS=(etcd kube-apiserver kube-scheduler kube-controller-manager kwok kubectl terraform aws-lambda-rie fauxqs
+  registry crane helm runc)
 
 CACHE="${STOWAGE_CACHE:-$HOME/.cache/stowage}"
 FAUXQS_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../internal/awsemu/fauxqs" && pwd)"
+TOOLS_MOD="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)" # go.mod: the release and image tools
 BIN="$CACHE/bin"
 SRC="$CACHE/src"
 K8S_DIR="$SRC/kubernetes-$K8S_VERSION"
@@ -181,6 +183,44 @@ build_fauxqs() {
   mv "$tmp" "$CACHE/fauxqs"
 }
 
+# ---- the tools module (go.mod beside this script): registry, crane, helm ----
+
+# Commands of the modules hack/tools/go.mod pins (and go.sum checks).
+declare -A TOOL_PKG=(
+  [registry]=github.com/distribution/distribution/v3/cmd/registry
+  [crane]=github.com/google/go-containerregistry/cmd/crane
+  [helm]=helm.sh/helm/v4/cmd/helm
+)
+
+# tool_version prints the version go.mod pins for NAME's module.
+tool_version() {
+  local pkg="${TOOL_PKG[$1]}" mod
+  mod="$(awk -v p="$pkg" '$1 != "module" && $1 != "go" && index(p, $1) == 1 && NF >= 2 {print $1, $2; exit}' "$TOOLS_MOD/go.mod")"
+  printf '%s' "${mod:-unpinned}"
+}
+
+build_tool() {
+  local out
+  out="$(tmp_path "$BIN" "$1")"
+  (cd "$TOOLS_MOD" && go build -trimpath -ldflags "-s -w" -o "$out" "${TOOL_PKG[$1]}")
+  mv "$out" "$BIN/$1"
+}
+
+# ---- runc: Debian's package, installed when missing and this is root ----
+
+build_runc() {
+  local runc
+  if ! runc="$(command -v runc || command -v /usr/sbin/runc)"; then
+    [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null ||
+      die "runc is missing: install Debian's runc package (apt-get install runc, as root), then run make tools"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends runc >/dev/null 2>&1 ||
+      { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends runc >/dev/null; } ||
+      die "installing runc with apt-get"
+    runc="$(command -v runc || command -v /usr/sbin/runc)" || die "apt-get installed runc, but it is not on PATH"
+  fi
+  ln -sfn "$runc" "$BIN/runc"
+}
+
 # ---- dispatch ----
 
 # version_of prints the pinned version of component NAME.
@@ -192,6 +232,8 @@ version_of() {
     terraform) printf '%s' "$TERRAFORM_VERSION" ;;
     aws-lambda-rie) printf '%s' "$RIE_VERSION" ;;
     fauxqs) printf '%s lock %s' "$FAUXQS_VERSION" "$(sha256sum "$FAUXQS_SRC/package-lock.json" | cut -c1-16)" ;;
+    registry | crane | helm) tool_version "$1" ;;
+    runc) printf 'system' ;;
   esac
 }
 
@@ -218,6 +260,8 @@ build_one() {
     terraform) go_install terraform "github.com/hashicorp/terraform@$TERRAFORM_VERSION" ;;
     aws-lambda-rie) go_install aws-lambda-rie "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$RIE_VERSION" ;;
     fauxqs) build_fauxqs ;;
+    registry | crane | helm) build_tool "$1" ;;
+    runc) build_runc ;;
     *) die "unknown component $1 (known: ${ALL_COMPONENTS[*]})" ;;
   esac
 }

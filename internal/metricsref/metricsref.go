@@ -18,6 +18,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	// stowage run's build info, which its main registers.
+	_ "github.com/stowage-dev/stowage/controller/buildinfo"
 	cpmetrics "github.com/stowage-dev/stowage/controller/cloudprovider/metrics"
 	// The operator imports every controller `stowage run` wires, and with
 	// them the metrics their packages register.

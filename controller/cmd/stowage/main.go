@@ -2,7 +2,8 @@
 // `schedule` answers what Stowage would decide on a snapshot of a cluster;
 // `simulate` replays a scenario; `import karpenter` converts Karpenter's
 // NodePools and EC2NodeClasses (to YAML or Terraform); `import
-// cluster-autoscaler` proposes pools for Cluster Autoscaler's node groups.
+// cluster-autoscaler` proposes pools for Cluster Autoscaler's node groups;
+// `version` prints what the build was stamped with.
 package main
 
 import (
@@ -20,6 +21,7 @@ commands:
   schedule   decide where pending pods go and which nodes to launch, from a snapshot file
   import     convert Karpenter v1 NodePools and EC2NodeClasses (stowage import karpenter [--format yaml|hcl] FILE...),
              or propose pools for Cluster Autoscaler's node groups (stowage import cluster-autoscaler FILE...)
+  version    print the version and commit this binary was built from
 `
 
 func main() {
@@ -49,6 +51,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runSimulate(args[1:], stdout, stderr)
 	case "import":
 		return runImport(args[1:], os.Stdin, stdout, stderr)
+	case "version":
+		return runVersion(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

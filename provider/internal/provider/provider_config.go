@@ -85,6 +85,8 @@ func envList(env []string) string {
 type clusterAccess struct {
 	cfg     kube.Config
 	version string   // the provider's
+	// imageDigest is the controller image's index digest make release stamps.
+	imageDigest string
 	unknown []string // attributes not known yet (at plan time)
 
 	once   sync.Once
