@@ -22,6 +22,14 @@ const (
 	// Fauxqs is an npm package (an SQS emulator) that make tools installs
 	// into the cache's fauxqs folder; node runs it.
 	Fauxqs = "fauxqs"
+	// Registry is the distribution registry, Crane go-containerregistry's
+	// command line, Helm helm's: built from hack/tools/go.mod.
+	Registry = "registry"
+	Crane    = "crane"
+	Helm     = "helm"
+	// Runc is Debian's runc, which make tools installs when it is missing
+	// (as root) and links into the cache's bin.
+	Runc = "runc"
 )
 
 // ToolsTarget is the make target that builds the components.
