@@ -77,13 +77,17 @@ func TestTheImageRunsAsTheDeploymentDescribes(t *testing.T) {
 	if err := e.Run(ctx, w); err != nil {
 		t.Fatal(err)
 	}
+	var nodes []corev1.Node
 	tfbed.Eventually(t, 4*time.Minute, func() error {
 		if err := p.Err(); err != nil {
 			return err
 		}
-		_, err := e.Nodes(ctx, w)
+		var err error
+		nodes, err = e.Nodes(ctx, w)
 		return err
 	})
+	t.Logf("%s, run under runc as %s, launched %d node(s) for the workload, first %s (%s)", ref, p.ContainerID, len(nodes),
+		nodes[0].Name, nodes[0].Labels[corev1.LabelInstanceTypeStable])
 	checkLease(t, e, p)
 	checkStamp(t, p)
 	if err := e.Delete(ctx, w); err != nil {
@@ -187,10 +191,15 @@ func checkRootFS(t *testing.T, root string) {
 // user, its read-only root, and the host's network namespace.
 func checkConfinement(t *testing.T, p *testbed.ControllerProcess) {
 	t.Helper()
-	pid, err := p.PID()
-	if err != nil {
-		t.Fatal(err)
-	}
+	var pid int
+	tfbed.Eventually(t, time.Minute, func() error {
+		if err := p.Err(); err != nil {
+			return err
+		}
+		var err error
+		pid, err = p.PID()
+		return err
+	})
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Fatal(err)
@@ -223,6 +232,8 @@ func checkLease(t *testing.T, e *tfbed.Env, p *testbed.ControllerProcess) {
 	}
 	if h := lease.Spec.HolderIdentity; h == nil || !strings.HasPrefix(*h, p.ContainerID+"_") {
 		t.Errorf("the lease is held by %v, not the container %s", h, p.ContainerID)
+	} else {
+		t.Logf("lease %s held by %s", key.Name, *h)
 	}
 }
 
