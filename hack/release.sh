@@ -7,8 +7,8 @@
 #   release.sh dist VERSION            dist/: everything, built twice and compared
 #   release.sh sign VERSION KEY        sign the provider's checksums with gpg
 #
-# The release tooling (go-containerregistry, cyclonedx-gomod's generator)
-# comes from the tools module in hack/tools, never the product's go.mod. Every artifact is
+# The release tooling (go-containerregistry, cyclonedx-gomod's generator,
+# helm) comes from the tools module in hack/tools, never the product's go.mod. Every artifact is
 # reproducible: the same commit gives the same bytes, which dist checks by
 # building everything a second time into a scratch folder.
 set -euo pipefail
@@ -91,6 +91,18 @@ provider() {
   (cd "$out" && sha256sum "${PROVIDER}_${v}"_*.zip "${PROVIDER}_${v}_manifest.json" | LC_ALL=C sort -k2 >"${PROVIDER}_${v}_SHA256SUMS")
 }
 
+# chart packages charts/stowage at the release's version, its image pinned
+# by the index's digest, with helm's SOURCE_DATE_EPOCH for fixed times.
+chart() {
+  local version="$1" digest="$2" out="$3" work="$4" helm
+  helm="$(tool "$work/tools" helm.sh/helm/v4/cmd/helm)"
+  cp -r "$ROOT/charts/stowage" "$work/chart"
+  sed -i "s|^  digest: \"\"\$|  digest: \"$digest\"|" "$work/chart/values.yaml"
+  grep -q "^  digest: \"$digest\"\$" "$work/chart/values.yaml" || die "pinning the chart's image: no image.digest in values.yaml"
+  SOURCE_DATE_EPOCH="$(source_date_epoch)" "$helm" package "$work/chart" --version "${version#v}" --app-version "$version" \
+    --destination "$out" >/dev/null || die "packaging the chart"
+}
+
 # sbom writes the CycloneDX SBOM of the linux/amd64 binary's modules, with
 # a serial number and a timestamp that depend on the release alone.
 sbom() {
@@ -108,6 +120,8 @@ build() {
   digest="$(image "$version" "$out/image" "$work" "${IMAGE_PLATFORMS[@]}")"
   log "the provider ($IMAGE_REPO:$version@$digest)"
   provider "$version" "$digest" "$out" "$work"
+  log "the chart"
+  chart "$version" "$digest" "$out" "$work"
   log "the Lambda's zips"
   (cd "$ROOT" && make -s lambda LAMBDA_DIR="$out" >/dev/null) || die "building the Lambda's zips"
   log "the SBOM"
