@@ -16,6 +16,7 @@ import (
 	cdx "github.com/CycloneDX/cyclonedx-go"
 	"github.com/CycloneDX/cyclonedx-gomod/pkg/generate/bin"
 	"github.com/google/uuid"
+	"github.com/rs/zerolog"
 )
 
 const generatorModule = "github.com/CycloneDX/cyclonedx-gomod"
@@ -37,7 +38,7 @@ func main() {
 }
 
 func write(out, binary, version, commit string, created time.Time) error {
-	g, err := bin.NewGenerator(binary, bin.WithVersionOverride(version))
+	g, err := bin.NewGenerator(binary, bin.WithVersionOverride(version), bin.WithLogger(zerolog.Nop()))
 	if err != nil {
 		return err
 	}
