@@ -17,7 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -74,10 +73,10 @@ func TestInstallUpgradeUninstallWithHelmsSDK(t *testing.T) {
 	first := leader(t, e, "")
 	w := tfbed.Workload{Namespace: "shop", Name: "inflate", Replicas: 2, NodeSelector: map[string]string{v1alpha1.LabelNodePool: "general"},
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}
-	if err := e.Bed.Create(ctx, append(policy(t, nodeRole), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.Namespace}})...); err != nil {
+	if err := e.Bed.Create(ctx, policy(t, nodeRole)...); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Run(ctx, w); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := e.Run(ctx, w); err != nil {
 		t.Fatal(err)
 	}
 	tfbed.Eventually(t, 4*time.Minute, func() error { _, err := e.Nodes(ctx, w); return err })
