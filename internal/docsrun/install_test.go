@@ -92,7 +92,7 @@ func guideEnv(t *testing.T, e *tfbed.Env, bin, work string) []string {
 	}
 	v := e.Values()
 	return append(append([]string(nil), e.CLI.Env...),
-		"PATH="+bin+":"+os.Getenv("PATH"), "KUBECONFIG="+e.Bed.ControlPlane.KubeconfigPath,
+		"TF_CLI_ARGS=-no-color", "PATH="+bin+":"+os.Getenv("PATH"), "KUBECONFIG="+e.Bed.ControlPlane.KubeconfigPath,
 		"CLUSTER_NAME="+v["cluster_name"], "AWS_REGION=us-east-1", "CLUSTER_ENDPOINT="+v["cluster_endpoint"],
 		"CLUSTER_CA="+v["cluster_ca"], "OIDC_PROVIDER_ARN="+v["oidc_provider_arn"], "LAMBDA_ARCHITECTURE="+v["lambda_architecture"],
 		"STOWAGE_VERSION=0.0.0-dev", "STOWAGE_MODULE_SOURCE=../modules/stowage", "STOWAGE_CHART="+filepath.Join(repo, "charts", "stowage"))
