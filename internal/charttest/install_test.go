@@ -93,8 +93,12 @@ func TestInstallUpgradeUninstallWithHelmsSDK(t *testing.T) {
 	}
 
 	uninstall(t, e, cfg, w)
-	if left, err := e.Leftovers(ctx); err != nil || slices.ContainsFunc(left, func(l string) bool { return strings.HasPrefix(l, "instance ") }) {
-		t.Errorf("the uninstall left %v (%v)", left, err)
+	// The IAM goes in the clean-up; instances must be gone now.
+	left, err := e.Leftovers(ctx)
+	if err != nil || slices.ContainsFunc(left, func(l string) bool {
+		return strings.HasPrefix(l, "instance ") && !strings.HasPrefix(l, "instance profile ")
+	}) {
+		t.Errorf("the uninstall left an instance running: %v (%v)", left, err)
 	}
 }
 
