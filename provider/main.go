@@ -2,11 +2,11 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"log"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/stowage-dev/stowage/provider/internal/provider"
 )
@@ -23,8 +23,15 @@ var (
 func main() {
 	debug := flag.Bool("debug", false, "run the provider for a debugger (prints TF_REATTACH_PROVIDERS)")
 	flag.Parse()
-	err := providerserver.Serve(context.Background(), provider.NewRelease(version, imageDigest), providerserver.ServeOpts{Address: provider.Address, Debug: *debug})
+	server, err := provider.NewReleaseServer(version, imageDigest)()
 	if err != nil {
+		log.Fatal(err)
+	}
+	var opts []tf6server.ServeOpt
+	if *debug {
+		opts = append(opts, tf6server.WithManagedDebug())
+	}
+	if err := tf6server.Serve(provider.Address, func() tfprotov6.ProviderServer { return server }, opts...); err != nil {
 		log.Fatal(err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
@@ -44,6 +46,11 @@ type Options struct {
 	ResolveTTL time.Duration
 	// LaunchAttempts bounds the fleets one Create makes after shortages; 3 when zero.
 	LaunchAttempts int
+	// ConsistencyWindow is how long after its launch an instance EC2 does not
+	// show is taken to be not visible yet rather than gone (EC2's eventual
+	// consistency): Delete keeps trying it, Create does not launch the claim
+	// again. instance.DefaultConsistencyWindow when zero.
+	ConsistencyWindow time.Duration
 	// RefreshInterval is how often Start rediscovers instance types, offerings,
 	// prices and capacity reservations; 5 minutes when zero.
 	RefreshInterval time.Duration
@@ -129,7 +136,7 @@ func New(c Clients, classes NodeClasses, opts Options) *CloudProvider {
 		templates:   launchtemplate.NewProvider(c.EC2, opts.Cluster.Name, opts.Clock, log.Named("launchtemplate")),
 		prices:      prices,
 		types:       instancetype.NewProvider(c.EC2, prices, reservations, unavailable, opts.Region, opts.Clock, log.Named("instancetype")),
-		instances:   instance.NewProvider(c.EC2, opts.Cluster.Name),
+		instances:   instance.NewProvider(c.EC2, opts.Cluster.Name, opts.Clock, opts.ConsistencyWindow),
 		unavailable: unavailable,
 		resolved:    resolvedCache{m: map[string]*Resolved{}},
 	}
@@ -214,7 +221,7 @@ func (c *CloudProvider) Get(ctx context.Context, providerID string) (*v1alpha1.N
 	if err != nil {
 		return nil, cloudprovider.NewNodeClaimNotFoundError(err)
 	}
-	in, err := c.instances.Get(ctx, id)
+	in, err := c.instances.Get(ctx, id, time.Time{})
 	if err != nil {
 		return nil, awserrors.WrapUnauthorized(err)
 	}
@@ -238,20 +245,39 @@ func (c *CloudProvider) List(ctx context.Context) ([]*v1alpha1.NodeClaim, error)
 // Delete terminates the claim's instance; NodeClaimNotFoundError once it is
 // gone. An instance already shutting down is not terminated again (as
 // Karpenter): the termination controller calls Delete until the instance is
-// gone, and each call would spend the account's EC2 request quota.
+// gone, and each call would spend the account's EC2 request quota. An
+// instance EC2 does not show within the consistency window of its launch is
+// not gone (EC2 may not show it yet, and a NotFound from TerminateInstances
+// does not mean it terminated): Delete succeeds without terminating it, to
+// be called again.
 func (c *CloudProvider) Delete(ctx context.Context, claim *v1alpha1.NodeClaim) error {
 	id, err := instance.ParseProviderID(claim.Status.ProviderID)
 	if err != nil {
 		return cloudprovider.NewNodeClaimNotFoundError(err)
 	}
-	in, err := c.instances.Get(ctx, id)
-	if err != nil {
-		return awserrors.WrapUnauthorized(err)
-	}
-	if in.State == string(ec2types.InstanceStateNameShuttingDown) {
+	launched := launchedAt(claim)
+	in, err := c.instances.Get(ctx, id, launched)
+	if err == nil && in.State == string(ec2types.InstanceStateNameShuttingDown) {
 		return nil
 	}
-	return awserrors.WrapUnauthorized(c.instances.Terminate(ctx, id))
+	if err == nil {
+		err = c.instances.Terminate(ctx, id, launched)
+	}
+	if instance.IsNotVisible(err) {
+		c.log.Debug("instance not visible yet; terminating it later", "nodeclaim", claim.Name, "instance_id", id, "reason", err.Error())
+		return nil
+	}
+	return awserrors.WrapUnauthorized(err)
+}
+
+// launchedAt is when the claim's instance launched, as its Launched
+// condition says; zero when it does not.
+func launchedAt(claim *v1alpha1.NodeClaim) time.Time {
+	cond := apimeta.FindStatusCondition(claim.Status.Conditions, v1alpha1.ConditionLaunched)
+	if cond == nil || cond.Status != metav1.ConditionTrue {
+		return time.Time{}
+	}
+	return cond.LastTransitionTime.Time
 }
 
 // GarbageCollectLaunchTemplates deletes this cluster's launch templates that no

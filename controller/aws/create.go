@@ -3,8 +3,10 @@ package aws
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -57,6 +59,7 @@ func (c *CloudProvider) launch(ctx context.Context, claim *v1alpha1.NodeClaim, n
 	types, candidates []*cloudprovider.InstanceType) (*v1alpha1.NodeClaim, error) {
 	reqs := claimRequirements(claim)
 	var tried []cloudprovider.UnavailableOffering
+	var denied []error // the fleets' IAM denials, once each
 	for range c.opts.LaunchAttempts {
 		p, err := c.plan(ctx, claim, nc, r, candidates, reqs)
 		if err != nil {
@@ -67,23 +70,69 @@ func (c *CloudProvider) launch(ctx context.Context, claim *v1alpha1.NodeClaim, n
 		}
 		in, short, err := c.instances.Launch(ctx, p.req)
 		c.markShort(p, short, types)
+		c.countDenials(claim, short)
 		tried = append(tried, short...)
 		if awserrors.IsLaunchTemplateNotFound(err) {
 			c.templates.Invalidate() // deleted under us (the GC, or by hand): recreate and retry
+			continue
+		}
+		var fe *instance.FleetError
+		_, spot := awserrors.AsSpotRole(err)
+		if spot {
+			c.avoidSpot(types) // no spot launch can succeed until the role exists
+		}
+		if errors.As(err, &fe) && (spot || len(awserrors.Unauthorized(err)) > 0) {
+			denied = appendNew(denied, fe.Errs...) // the denied offerings are marked: try the others
 			continue
 		}
 		if err != nil {
 			return nil, c.launchError(err)
 		}
 		if in != nil {
+			in.ImageID = p.images[in.Type]
 			c.recordLaunch(claim, in)
-			return c.launched(claim, in, p.types[in.Type], p.images[in.Type], v1alpha1.NodeClassHash(nc)), nil
+			return c.launched(claim, in, p.types[in.Type], in.ImageID, v1alpha1.NodeClassHash(nc)), nil
 		}
+	}
+	if len(denied) > 0 {
+		return nil, c.launchError(errors.Join(denied...))
 	}
 	return nil, cloudprovider.NewInsufficientCapacityError("no allowed offering could be launched for nodeclaim "+claim.Name, tried...)
 }
 
+// avoidSpot marks every spot offering unavailable for a while.
+func (c *CloudProvider) avoidSpot(types []*cloudprovider.InstanceType) {
+	for _, it := range types {
+		for _, o := range it.Offerings {
+			if o.CapacityType == v1alpha1.CapacityTypeSpot {
+				c.MarkOfferingUnavailable(it.Name, o.Zone, o.CapacityType, awserrors.CodeSpotRoleNotPermitted)
+			}
+		}
+	}
+}
+
+func appendNew(list []error, errs ...error) []error {
+	for _, e := range errs {
+		if !slices.ContainsFunc(list, func(x error) bool { return x.Error() == e.Error() }) {
+			list = append(list, e)
+		}
+	}
+	return list
+}
+
+// countDenials counts and logs the offerings IAM denied a launch of.
+func (c *CloudProvider) countDenials(claim *v1alpha1.NodeClaim, short []cloudprovider.UnavailableOffering) {
+	for _, s := range short {
+		if awserrors.IsUnauthorizedCode(s.Reason) || s.Reason == awserrors.CodeSpotRoleNotPermitted {
+			LaunchDenials.WithLabelValues(s.CapacityType).Inc()
+			c.log.Warn("IAM denied a launch; the offering is avoided for a while", "nodeclaim", claim.Name,
+				"instance_type", s.InstanceType, "zone", s.Zone, "capacity_type", s.CapacityType, "reason", s.Reason)
+		}
+	}
+}
+
 func (c *CloudProvider) recordLaunch(claim *v1alpha1.NodeClaim, in *instance.Instance) {
+	c.instances.Remember(claim.Name, in)
 	c.unavailable.MarkAvailable(cache.Offering{InstanceType: in.Type, Zone: in.Zone, CapacityType: in.CapacityType})
 	if in.ReservationID != "" {
 		c.reservations.Launched(in.ReservationID)
@@ -93,10 +142,17 @@ func (c *CloudProvider) recordLaunch(claim *v1alpha1.NodeClaim, in *instance.Ins
 }
 
 // launchError maps a failed API call onto the CloudProvider error contract: an
-// authorisation failure becomes a CreateError naming the missing action.
+// authorisation failure becomes a CreateError naming every missing permission.
 func (c *CloudProvider) launchError(err error) error {
-	if ue, ok := awserrors.AsUnauthorized(err); ok {
-		return cloudprovider.NewCreateError(ue, ue.Reason(), ue.Message())
+	if se, ok := awserrors.AsSpotRole(err); ok {
+		return cloudprovider.NewCreateError(err, se.Reason(), se.Message())
+	}
+	if ues := awserrors.Unauthorized(err); len(ues) > 0 {
+		msgs := make([]string, 0, len(ues))
+		for _, ue := range ues {
+			msgs = append(msgs, ue.Message())
+		}
+		return cloudprovider.NewCreateError(err, ues[0].Reason(), strings.Join(msgs, "; "))
 	}
 	if code := awserrors.Code(err); awserrors.IsCapacityCode(code) {
 		return cloudprovider.NewInsufficientCapacityError(code)

@@ -33,7 +33,11 @@ func (c *CloudProvider) IsDrifted(ctx context.Context, claim *v1alpha1.NodeClaim
 	}
 	in, ok := c.listed.get(id, c.opts.Clock.Now())
 	if !ok {
-		if in, err = c.instances.Get(ctx, id); err != nil {
+		in, err = c.instances.Get(ctx, id, launchedAt(claim))
+		if instance.IsNotVisible(err) {
+			return "", nil // a new instance EC2 does not show yet has not drifted
+		}
+		if err != nil {
 			return "", err
 		}
 	}

@@ -2,7 +2,9 @@ package aws_test
 
 import (
 	"context"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +17,8 @@ import (
 	"github.com/stowage-dev/stowage/controller/aws/iampolicy"
 	"github.com/stowage-dev/stowage/controller/aws/sdk"
 	"github.com/stowage-dev/stowage/internal/awsemu"
+	"github.com/stowage-dev/stowage/internal/iamcheck/reference"
+	"github.com/stowage-dev/stowage/internal/testenv"
 )
 
 // controllerRole is the role the suite's cloud providers act as.
@@ -90,15 +94,28 @@ func (s *sessionCredentials) Retrieve(context.Context) (awssdk.Credentials, erro
 // template GC): every authorization is allowed (asController fails the test
 // otherwise), and every action the policy grants is one the emulator
 // authorized for these calls; an action nothing needs is a grant too many.
+//
+// First, without any call, the policy is held to AWS's Service Authorization
+// Reference (iam-data as make tools installs it): each action it grants is
+// granted on every resource type the reference lists for it, but those
+// unusedResourceTypes names.
 func TestTheGeneratedPolicyAllowsEveryCallAndNothingUnused(t *testing.T) {
+	checkAgainstTheReference(t)
 	var mu sync.Mutex
 	authorized := map[string]bool{}
 	e := newEnv(t, awsemu.SmallCatalogue(), 3)
 	e.nc.Spec.CapacityReservationSelectorTerms = []v1alpha1.CapacityReservationSelectorTerm{{Tags: map[string]string{"team": "ml"}}}
+	// A data volume from the account's own snapshot, beside the image's root volume.
+	e.nc.Spec.BlockDeviceMappings = []v1alpha1.BlockDeviceMapping{{DeviceName: awssdk.String("/dev/xvda"), RootVolume: true},
+		{DeviceName: awssdk.String("/dev/xvdb"), EBS: &v1alpha1.BlockDevice{SnapshotID: awssdk.String("snap-0123456789abcdef0")}}}
+	var snapshots []string
 	e.hear.Store(func(a awsemu.Authorization) {
 		mu.Lock()
 		defer mu.Unlock()
 		authorized[a.Action] = true
+		if a.Action == "ec2:RunInstances" && strings.Contains(a.Resource, ":snapshot/") && !slices.Contains(snapshots, a.Resource) {
+			snapshots = append(snapshots, a.Resource)
+		}
 	})
 	addReservation(e, 1, map[string]string{"team": "ml"})
 	byID := nodeClass("by-id", "")
@@ -137,6 +154,9 @@ func TestTheGeneratedPolicyAllowsEveryCallAndNothingUnused(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	if !slices.Contains(snapshots, "arn:aws:ec2:us-east-1::snapshot/snap-0123456789abcdef0") || len(snapshots) < 2 {
+		t.Errorf("launches authorized on snapshots %v, want the image's and the NodeClass's snap-0123456789abcdef0", snapshots)
+	}
 	for _, p := range sdk.Permissions {
 		if !authorized[p.Action] {
 			t.Errorf("the policy grants %s, which no call of the AWS layer needed", p.Action)
@@ -147,4 +167,73 @@ func TestTheGeneratedPolicyAllowsEveryCallAndNothingUnused(t *testing.T) {
 			t.Errorf("the emulator authorized %s, which sdk.Permissions does not list", a)
 		}
 	}
+}
+
+// unusedResourceTypes are the resource types the reference lists for an
+// action that no call of Stowage's involves, each with why; a type not
+// listed here must be granted. CreateTags lists every taggable type: only
+// what Stowage's calls create is tagged.
+var unusedResourceTypes = map[string]map[string]string{
+	"ec2:RunInstances": {"elastic-gpu": "retired, and NodeClasses have no accelerator field", "elastic-inference": "retired, as elastic-gpu",
+		"group": "no launch names a security group by name", "license-configuration": "NodeClasses have no licence field",
+		"secondary-interface": "NodeClasses have no secondary interfaces", "secondary-subnet": "as secondary-interface",
+		"key-pair": "NodeClasses have no key pair: nodes are reached through SSM", "placement-group": "NodeClasses have no placement group"},
+	"ec2:CreateFleet": {"placement-group": "NodeClasses have no placement group"},
+}
+
+// stowagesResources are the resources of a type Stowage calls an action on
+// when only some of the type's are: AWS's public parameters, the node role.
+var stowagesResources = map[string]string{
+	"ssm:GetParameter": "arn:aws:ssm:us-east-1::parameter/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/standard/recommended/image_id",
+	"iam:PassRole":     "arn:aws:iam::123456789012:role/" + nodeRole,
+}
+
+// taggedOnCreate are the resource types Stowage's calls tag as they create them.
+var taggedOnCreate = []string{"fleet", "instance", "launch-template", "volume"}
+
+// checkAgainstTheReference holds the generated policy to the reference.
+func checkAgainstTheReference(t *testing.T) {
+	t.Helper()
+	modules, err := testenv.IAMCheckModules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := iampolicy.Controller(iampolicy.ControllerConfig{Region: "us-east-1", AccountID: "123456789012", Cluster: cluster,
+		NodeRoleARNs: []string{"arn:aws:iam::123456789012:role/" + nodeRole}, InstanceTypes: []string{"m6i.large"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range sdk.Permissions {
+		types, err := reference.ResourceTypes(modules, p.Action)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rt := range types {
+			if _, unused := unusedResourceTypes[p.Action][rt.Name]; unused ||
+				(p.Action == "ec2:CreateTags" && !slices.Contains(taggedOnCreate, rt.Name)) {
+				continue
+			}
+			arn := rt.Example("aws", "us-east-1", "123456789012", "example")
+			if own, ok := stowagesResources[p.Action]; ok {
+				arn = own
+			}
+			if !grants(doc, p.Action, arn) {
+				t.Errorf("the policy (%d statements, %d characters) does not grant %s on %s (%s, required %t), which AWS's reference lists for it",
+					len(doc.Statement), doc.Size(), p.Action, arn, rt.Name, rt.Required)
+			}
+		}
+	}
+}
+
+// grants reports whether a statement of the document allows the action on
+// the resource, its conditions aside.
+func grants(doc iampolicy.Document, action, resource string) bool {
+	for _, s := range doc.Statement {
+		if s.Effect == "Allow" && slices.Contains(s.Action, action) && slices.ContainsFunc(s.Resource, func(p string) bool {
+			return regexp.MustCompile("^" + strings.ReplaceAll(regexp.QuoteMeta(p), `\*`, ".*") + "$").MatchString(resource)
+		}) {
+			return true
+		}
+	}
+	return false
 }

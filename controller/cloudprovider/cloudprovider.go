@@ -34,10 +34,15 @@ type CloudProvider interface {
 	Create(ctx context.Context, claim *v1alpha1.NodeClaim) (*v1alpha1.NodeClaim, error)
 	// Delete terminates the claim's instance. It is idempotent and returns
 	// *NodeClaimNotFoundError once the instance is gone (terminated, or never
-	// existed); callers keep calling until it does.
+	// existed); callers keep calling until it does. A cloud whose reads lag
+	// its writes does not report an instance launched moments ago as gone
+	// because it cannot see it yet: it returns nil, and terminates the
+	// instance on a later call.
 	Delete(ctx context.Context, claim *v1alpha1.NodeClaim) error
 	// Get returns the claim the cloud knows for a provider id, or
-	// *NodeClaimNotFoundError when the instance does not exist or has terminated.
+	// *NodeClaimNotFoundError when the instance does not exist or has
+	// terminated; an instance this process launched moments ago that the
+	// cloud does not show yet is another error, never NodeClaimNotFoundError.
 	Get(ctx context.Context, providerID string) (*v1alpha1.NodeClaim, error)
 	// List returns a claim for every live instance this cluster owns, including
 	// instances no NodeClaim object remembers, so that they can be garbage collected.

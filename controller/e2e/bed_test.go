@@ -27,6 +27,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/logging"
 	"github.com/stowage-dev/stowage/controller/operator"
 	"github.com/stowage-dev/stowage/internal/awsemu"
+	"github.com/stowage-dev/stowage/internal/iamcheck"
 	"github.com/stowage-dev/stowage/internal/testbed"
 	"github.com/stowage-dev/stowage/internal/testenv"
 )
@@ -44,7 +45,7 @@ func TestMain(m *testing.M) {
 	l := logging.Logr(logging.New("runtime", "info", "json", logs))
 	ctrllog.SetLogger(l)
 	klog.SetLogger(l)
-	os.Exit(m.Run())
+	os.Exit(iamcheck.Main(m))
 }
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers.

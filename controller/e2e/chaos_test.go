@@ -274,8 +274,10 @@ func (b *bed) duplicateLaunches() []string {
 	return out
 }
 
-// chaosTeardown deletes the Deployments and every claim, and waits for the
-// claims and Nodes to go.
+// chaosTeardown deletes the Deployments and, once their pods are gone, every
+// claim, and waits for the claims and Nodes to go. Claims deleted while pods
+// still run would get replacements launched after the list (as
+// deleteEverything explains), so each round deletes what is left.
 func (b *bed) chaosTeardown() {
 	ctx := context.Background()
 	for _, name := range []string{"web", "web-on-demand", "vllm"} {
@@ -284,17 +286,16 @@ func (b *bed) chaosTeardown() {
 			b.t.Fatal(err)
 		}
 	}
-	claims, err := b.claims()
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	for i := range claims {
-		if err := b.Admin.Delete(ctx, &claims[i]); client.IgnoreNotFound(err) != nil {
-			b.t.Fatal(err)
-		}
-	}
+	b.eventually(2*time.Minute, func() error { return b.noPods(chaosNS) })
 	b.eventually(2*time.Minute, func() error {
 		left, err := b.claims()
+		for i := range left {
+			if left[i].DeletionTimestamp == nil {
+				if derr := b.Admin.Delete(ctx, &left[i]); client.IgnoreNotFound(derr) != nil {
+					return derr
+				}
+			}
+		}
 		var nodes corev1.NodeList
 		if err == nil {
 			err = b.Admin.List(ctx, &nodes)

@@ -31,6 +31,14 @@ type seenClaim struct {
 // watchClaims starts recording; it stops when t ends.
 func (b *bed) watchClaims(t *testing.T) *claimWatch {
 	t.Helper()
+	cw := &claimWatch{added: map[string]seenClaim{}, deleted: map[string]time.Time{}}
+	b.onClaimEvents(t, cw.record)
+	return cw
+}
+
+// onClaimEvents calls record with every NodeClaim event from now until t ends.
+func (b *bed) onClaimEvents(t *testing.T, record func(watch.EventType, *v1alpha1.NodeClaim)) {
+	t.Helper()
 	c, err := client.NewWithWatch(b.ControlPlane.Config, client.Options{Scheme: b.Admin.Scheme()})
 	if err != nil {
 		t.Fatal(err)
@@ -41,18 +49,16 @@ func (b *bed) watchClaims(t *testing.T) *claimWatch {
 		cancel()
 		t.Fatal(err)
 	}
-	cw := &claimWatch{added: map[string]seenClaim{}, deleted: map[string]time.Time{}}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for ev := range w.ResultChan() {
 			if claim, ok := ev.Object.(*v1alpha1.NodeClaim); ok {
-				cw.record(ev.Type, claim)
+				record(ev.Type, claim)
 			}
 		}
 	}()
 	t.Cleanup(func() { w.Stop(); cancel(); <-done })
-	return cw
 }
 
 func (cw *claimWatch) record(kind watch.EventType, claim *v1alpha1.NodeClaim) {

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -20,11 +21,13 @@ import (
 	"github.com/stowage-dev/stowage/internal/awsemu"
 )
 
-// markWatch counts, per Node, the writes that changed its interruption mark.
+// markWatch records, per Node, the kinds of the writes that changed its
+// interruption mark, in order.
 type markWatch struct {
-	mu      sync.Mutex
-	last    map[string]interruption.Mark
-	changes map[string]int
+	mu   sync.Mutex
+	last map[string]interruption.Mark
+	// node -> the kind each change of its mark left
+	changes map[string][]string
 }
 
 // watchMarks watches every Node from now on.
@@ -44,7 +47,7 @@ func watchMarks(t *testing.T, b *bed) *markWatch {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &markWatch{last: map[string]interruption.Mark{}, changes: map[string]int{}}
+	m := &markWatch{last: map[string]interruption.Mark{}, changes: map[string][]string{}}
 	for i := range list.Items {
 		m.see(&list.Items[i])
 	}
@@ -64,24 +67,27 @@ func (m *markWatch) see(node *corev1.Node) {
 	defer m.mu.Unlock()
 	prev, known := m.last[node.Name]
 	if known && mark.Kind != "" && (mark.Kind != prev.Kind || mark.EventID != prev.EventID || !mark.Deadline.Equal(prev.Deadline)) {
-		m.changes[node.Name]++
+		m.changes[node.Name] = append(m.changes[node.Name], mark.Kind)
 	}
 	m.last[node.Name] = mark
 }
 
-// markedOnce checks that each Node of want (name -> kind) was marked once
-// with its kind, and no other Node at all.
-func (m *markWatch) markedOnce(want map[string]string) error {
+// markedFirst checks that the first changes of each Node of want (name ->
+// kinds) marked it with those kinds, in order (later events may mark it
+// again: the state changes of an instance shutting down), and that no other
+// Node was marked.
+func (m *markWatch) markedFirst(want map[string][]string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for name, kind := range want {
-		if m.changes[name] != 1 || m.last[name].Kind != kind {
-			return fmt.Errorf("node %s: marked %d times, now %q; want once, %s", name, m.changes[name], m.last[name].Kind, kind)
+	for name, kinds := range want {
+		got := m.changes[name]
+		if len(got) < len(kinds) || !slices.Equal(got[:len(kinds)], kinds) {
+			return fmt.Errorf("node %s: marked %v; want %v first", name, got, kinds)
 		}
 	}
-	for name, n := range m.changes {
-		if _, ok := want[name]; !ok && n > 0 {
-			return fmt.Errorf("node %s, which no event names, was marked %d times", name, n)
+	for name, got := range m.changes {
+		if _, ok := want[name]; !ok && len(got) > 0 {
+			return fmt.Errorf("node %s, which no event names, was marked %v", name, got)
 		}
 	}
 	return nil

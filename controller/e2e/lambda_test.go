@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -20,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/internal/awsemu"
 	"github.com/stowage-dev/stowage/internal/testbed"
 	"github.com/stowage-dev/stowage/internal/testenv"
 	"github.com/stowage-dev/stowage/lambda/marker"
@@ -28,14 +27,18 @@ import (
 const lambdaNS = "interrupted"
 
 // TestInterruptionLambdaEndToEnd runs the interruption path on real parts:
-// Stowage running, a spot node with pods behind a PDB, and ten mixed
-// messages on the interruption queue (seven events put to EventBridge and
-// routed by its rules, a redelivered duplicate, and two malformed bodies
-// sent straight to the queue, as EventBridge refuses them), delivered by the
-// event source mapping to the Lambda's bootstrap under RIE, which reaches
-// the API server with EKS tokens of its role alone. Exactly the malformed
-// records fail; the Nodes the events name are marked once each and no other
-// Node; the interrupted spot node is replaced without losing a pod.
+// Stowage running, a spot node with pods behind a PDB, and on the
+// interruption queue every event EC2 and AWS Health raise for them and for
+// instances Stowage does not manage (a spot warning, a rebalance, a
+// termination's state changes, a scheduled change of two instances, a
+// capacity reservation warning, a spot warning for an instance without a
+// Node, the state changes of their launches), routed there by EventBridge's
+// rules, then a redelivered duplicate and two malformed bodies sent
+// straight to the queue. The event source mapping delivers them to the
+// Lambda's bootstrap under RIE, which reaches the API server with EKS tokens
+// of its role alone. Exactly the malformed records fail; the Nodes the
+// events name are marked with their kind first and no other Node is; the
+// interrupted spot node is replaced without losing a pod.
 func TestInterruptionLambdaEndToEnd(t *testing.T) {
 	testenv.RequireAssets(t, testenv.LambdaRIE)
 	zip, err := testbed.BuildLambdaZip(t.TempDir())
@@ -44,24 +47,28 @@ func TestInterruptionLambdaEndToEnd(t *testing.T) {
 	}
 	b := startBed(t, testbed.Options{})
 	spot := b.spotNodeWithPods(t)
-	others := b.strangerNodes(t, "rebalance", "stopping", "health-1", "health-2", "reserved")
-	marks := watchMarks(t, b)
 	l, err := b.StartLambda(context.Background(), testbed.LambdaOptions{Zip: zip, Rebalance: "mark", Disabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	malformed := b.queueTenMessages(t, l, spot, others)
+	s := b.launchStrangers(t, "rebalance", "terminating", "health-1", "health-2", "reserved")
+	marks := watchMarks(t, b)
+	events := b.raiseEvents(t, spot, s)
+	malformed := b.queueDuplicateAndMalformed(t, l, events)
 	avail := watchAvailability(t, b, spot.Name)
+	queued := len(b.Emulator.QueueMessages(testbed.InterruptionQueue))
 	if err := l.EnableMapping(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 
-	b.expectOnlyMalformedFailed(t, l, malformed)
-	want := map[string]string{spot.Name: v1alpha1.InterruptionKindSpotInterruption,
-		others[0].Name: v1alpha1.InterruptionKindRebalanceRecommendation, others[1].Name: v1alpha1.InterruptionKindInstanceStopping,
-		others[2].Name: v1alpha1.InterruptionKindScheduledChange, others[3].Name: v1alpha1.InterruptionKindScheduledChange,
-		others[4].Name: v1alpha1.InterruptionKindCapacityReservationInterruption}
-	b.eventually(settle, func() error { return marks.markedOnce(want) })
+	b.expectOnlyMalformedFailed(t, l, queued, events, malformed)
+	want := map[string][]string{spot.Name: {v1alpha1.InterruptionKindSpotInterruption},
+		s.nodes[0].Name: {v1alpha1.InterruptionKindRebalanceRecommendation},
+		// shutting-down, then terminated: two events, two marks of the kind
+		s.nodes[1].Name: {v1alpha1.InterruptionKindInstanceTerminating, v1alpha1.InterruptionKindInstanceTerminating},
+		s.nodes[2].Name: {v1alpha1.InterruptionKindScheduledChange}, s.nodes[3].Name: {v1alpha1.InterruptionKindScheduledChange},
+		s.nodes[4].Name: {v1alpha1.InterruptionKindCapacityReservationInterruption}}
+	b.eventually(settle, func() error { return marks.markedFirst(want) })
 	b.expectReplaced(t, spot, avail)
 	expectLambdaLogs(t, l.Runtime.Logs())
 }
@@ -107,54 +114,65 @@ func (b *bed) spotNodeWithPods(t *testing.T) *corev1.Node {
 	return node
 }
 
-// strangerNodes creates Nodes of instances the emulator does not run, kept
-// free of pods: the other events' targets, which Stowage does not manage.
-func (b *bed) strangerNodes(t *testing.T, names ...string) []*corev1.Node {
-	t.Helper()
-	var out []*corev1.Node
-	for i, name := range names {
-		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "stranger-" + name},
-			Spec: corev1.NodeSpec{ProviderID: fmt.Sprintf("aws:///us-east-1b/i-0e2e%013x", i+1),
-				Taints: []corev1.Taint{{Key: "e2e.stowage.dev/stranger", Effect: corev1.TaintEffectNoSchedule}}}}
-		b.create(n)
-		out = append(out, n)
-	}
-	return out
-}
-
 // instanceOf is the instance id of a Node.
 func instanceOf(n *corev1.Node) string { return marker.InstanceID(n.Spec.ProviderID) }
 
-// queueTenMessages puts the seven events to EventBridge, then sends a
-// duplicate of the spot warning's message and two malformed bodies
-// straight to the queue; it returns the malformed messages' ids.
-func (b *bed) queueTenMessages(t *testing.T, l *testbed.Lambda, spot *corev1.Node, others []*corev1.Node) []string {
+// raiseEvents has EC2 and AWS Health raise their events for the spot node
+// and the strangers, and waits until EventBridge's rules have put each on
+// the queue; it returns their bodies.
+func (b *bed) raiseEvents(t *testing.T, spot *corev1.Node, s strangers) []string {
+	t.Helper()
+	emu, ids := b.Emulator, s.ids()
+	if _, err := emu.Terminate(ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{emu.Interrupt(instanceOf(spot)), emu.Rebalance(ids[0]),
+		emu.ScheduleChange(awsemu.ScheduledChange{EventTypeCode: "AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED", Start: time.Now().Add(time.Hour),
+			InstanceIDs: []string{ids[2], ids[3]}}),
+		emu.InterruptReserved(ids[4]), emu.Interrupt(s.ghost)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []queued{{"EC2 Spot Instance Interruption Warning", instanceOf(spot)}, {"EC2 Instance Rebalance Recommendation", ids[0]},
+		{"EC2 Instance State-change Notification", ids[1]}, {"AWS Health Event", ids[2]},
+		{"EC2 Capacity Reservation Instance Interruption Warning", ids[4]}, {"EC2 Spot Instance Interruption Warning", s.ghost}}
+	var bodies []string
+	b.eventually(settle, func() error {
+		bodies = bodies[:0]
+		for _, w := range want {
+			body, ok := w.in(b.Emulator.QueueMessages(testbed.InterruptionQueue))
+			if !ok {
+				return fmt.Errorf("no %s for %s on the queue", w.detailType, w.instance)
+			}
+			bodies = append(bodies, body)
+		}
+		return nil
+	})
+	return bodies
+}
+
+// queued is an event expected on the queue: its detail type and an instance it names.
+type queued struct{ detailType, instance string }
+
+func (q queued) in(bodies []string) (string, bool) {
+	for _, body := range bodies {
+		var ev struct {
+			DetailType string `json:"detail-type"`
+		}
+		if json.Unmarshal([]byte(body), &ev) == nil && ev.DetailType == q.detailType && strings.Contains(body, `"`+q.instance+`"`) {
+			return body, true
+		}
+	}
+	return "", false
+}
+
+// queueDuplicateAndMalformed sends a duplicate of the spot warning and two
+// malformed bodies straight to the queue; it returns the malformed
+// messages' ids.
+func (b *bed) queueDuplicateAndMalformed(t *testing.T, l *testbed.Lambda, events []string) []string {
 	t.Helper()
 	ctx, now := context.Background(), time.Now().UTC()
-	entry := func(source, detailType string, detail any) ebtypes.PutEventsRequestEntry {
-		raw, _ := json.Marshal(detail)
-		return ebtypes.PutEventsRequestEntry{Source: aws.String(source), DetailType: aws.String(detailType), Detail: aws.String(string(raw)), Time: aws.Time(now)}
-	}
-	entries := []ebtypes.PutEventsRequestEntry{
-		entry("aws.ec2", "EC2 Spot Instance Interruption Warning", map[string]string{"instance-id": instanceOf(spot), "instance-action": "terminate"}),
-		entry("aws.ec2", "EC2 Instance Rebalance Recommendation", map[string]string{"instance-id": instanceOf(others[0])}),
-		entry("aws.ec2", "EC2 Instance State-change Notification", map[string]string{"instance-id": instanceOf(others[1]), "state": "stopping"}),
-		entry("aws.health", "AWS Health Event", map[string]any{"service": "EC2", "eventTypeCategory": "scheduledChange", "statusCode": "upcoming",
-			"eventTypeCode": "AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED", "startTime": now.Add(time.Hour).Format(time.RFC1123),
-			"affectedEntities": []map[string]string{{"entityValue": instanceOf(others[2])}, {"entityValue": instanceOf(others[3])}}}),
-		entry("aws.ec2", "EC2 Capacity Reservation Instance Interruption Warning", map[string]string{"instance-id": instanceOf(others[4]),
-			"instance-action": "terminate", "instance-termination-time": now.Add(2 * time.Minute).Format(time.RFC3339)}),
-		entry("aws.ec2", "EC2 Spot Instance Interruption Warning", map[string]string{"instance-id": "i-0e2e00000000dead0", "instance-action": "terminate"}),
-		entry("aws.ec2", "EC2 Instance State-change Notification", map[string]string{"instance-id": instanceOf(others[1]), "state": "running"}),
-	}
-	out, err := eventbridge.NewFromConfig(l.AWS).PutEvents(ctx, &eventbridge.PutEventsInput{Entries: entries})
-	if err != nil || out.FailedEntryCount != 0 {
-		t.Fatalf("PutEvents: %+v, %v", out, err)
-	}
-	queued := b.Emulator.QueueMessages(testbed.InterruptionQueue)
-	if len(queued) != len(entries) {
-		t.Fatalf("the rules routed %d events to the queue, want %d", len(queued), len(entries))
-	}
 	send := func(body string) string {
 		out, err := sqs.NewFromConfig(l.AWS).SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(l.QueueURL), MessageBody: aws.String(body)})
 		if err != nil {
@@ -162,20 +180,16 @@ func (b *bed) queueTenMessages(t *testing.T, l *testbed.Lambda, spot *corev1.Nod
 		}
 		return aws.ToString(out.MessageId)
 	}
-	send(queued[0]) // SQS delivers at least once: the spot warning again
-	malformed := []string{send("{this is not an EventBridge event"),
+	send(events[0]) // SQS delivers at least once: the spot warning again
+	return []string{send("{this is not an EventBridge event"),
 		send(`{"version":"0","id":"e2e-bad","source":"aws.ec2","detail-type":"EC2 Spot Instance Interruption Warning","time":"` +
 			now.Format(time.RFC3339) + `","detail":{"instance-action":"terminate"}}`)}
-	if n := len(b.Emulator.QueueMessages(testbed.InterruptionQueue)); n != 10 {
-		t.Fatalf("%d messages on the queue, want 10", n)
-	}
-	return malformed
 }
 
-// expectOnlyMalformedFailed waits until every message has been delivered
-// once, and checks the function reported exactly the malformed ones failed,
-// and that they alone are left on the queue.
-func (b *bed) expectOnlyMalformedFailed(t *testing.T, l *testbed.Lambda, malformed []string) {
+// expectOnlyMalformedFailed waits until the queued messages have been
+// delivered once, and checks the function reported exactly the malformed
+// ones failed, and that the events are no longer on the queue.
+func (b *bed) expectOnlyMalformedFailed(t *testing.T, l *testbed.Lambda, queued int, events, malformed []string) {
 	t.Helper()
 	var failed []string
 	b.eventually(settle, func() error {
@@ -190,8 +204,8 @@ func (b *bed) expectOnlyMalformedFailed(t *testing.T, l *testbed.Lambda, malform
 			}
 			failed = append(failed, inv.Failed...)
 		}
-		if len(seen) < 10 {
-			return fmt.Errorf("%d of 10 messages delivered", len(seen))
+		if len(seen) < queued {
+			return fmt.Errorf("%d of %d messages delivered", len(seen), queued)
 		}
 		return nil
 	})
@@ -201,9 +215,18 @@ func (b *bed) expectOnlyMalformedFailed(t *testing.T, l *testbed.Lambda, malform
 	if !slices.Equal(failed, want) {
 		t.Errorf("records reported failed %v, want the malformed %v", failed, want)
 	}
-	if left := b.Emulator.QueueMessages(testbed.InterruptionQueue); len(left) != 2 {
-		t.Errorf("%d messages left on the queue, want the 2 malformed ones: %v", len(left), left)
-	}
+	b.eventually(settle, func() error {
+		left := b.Emulator.QueueMessages(testbed.InterruptionQueue)
+		for _, body := range events {
+			if slices.Contains(left, body) {
+				return fmt.Errorf("an event handled is still on the queue: %s", body)
+			}
+		}
+		if n := len(left); n < len(malformed) {
+			return fmt.Errorf("%d messages left on the queue, want the %d malformed ones at least: %v", n, len(malformed), left)
+		}
+		return nil
+	})
 }
 
 // expectLambdaLogs checks the function's output: JSON log lines each with a

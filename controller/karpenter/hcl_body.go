@@ -23,8 +23,10 @@ type bodyWriter struct {
 }
 
 // write writes obj's values for n's children into body; at is obj's path
-// from the object's root. At the root, a field that holds only what the
-// server defaults is left out (serverDefault).
+// from the object's root. At the root, a scalar that holds only what the
+// server defaults is left out (serverDefault): the provider plans it. A
+// block, block list or map is written even then, as the YAML applied with
+// kubectl holds it: the provider keeps, on import, what a field manager wrote.
 func (bw *bodyWriter) write(body *hclwrite.Body, n *hclNode, obj map[string]any, at []string) {
 	for _, c := range n.children {
 		raw, ok := lookup(obj, c.json)
@@ -32,7 +34,7 @@ func (bw *bodyWriter) write(body *hclwrite.Body, n *hclNode, obj map[string]any,
 			continue
 		}
 		path := append(slices.Clone(at), c.json...)
-		if at == nil && c.serverDefault(raw) {
+		if at == nil && c.kind < hclList && c.serverDefault(raw) {
 			bw.used = append(bw.used, path)
 			if b, err := json.Marshal(raw); err == nil {
 				bw.defaults = append(bw.defaults, strings.Join(path, ".")+" = "+string(b))

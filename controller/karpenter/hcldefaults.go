@@ -10,11 +10,8 @@ import (
 
 // serverDefault reports whether a top-level field of an object, as the API
 // server holds it (defaulted), is exactly what the server's defaulting gives
-// when the field is absent (a disruption block of nothing but defaults, say).
-// The provider reads a block, block list or map of that kind back as absent
-// when it imports the object, so writing it would make the first plan change
-// what is already there; a scalar at its default is what the provider plans
-// anyway. Either is left out.
+// when the field is absent (expireAfter at 720h, say): a scalar at its
+// default is what the provider plans anyway, and is left out.
 func (n *hclNode) serverDefault(raw any) bool {
 	if n.props == nil {
 		return false

@@ -76,7 +76,7 @@ func zoneNames(zs []awsemu.Zone) []string {
 func newCloudProvider(s *Scenario, emu *awsemu.Emulator, clk *clocktesting.FakeClock, classes stowaws.NodeClasses) *stowaws.CloudProvider {
 	cfg := awssdk.Config{
 		Region:       s.region(),
-		Credentials:  credentials.NewStaticCredentialsProvider("AKIDSIMULATOR", "simulator", ""),
+		Credentials:  credentials.NewStaticCredentialsProvider(awsemu.DefaultAccessKeyID, awsemu.DefaultSecretAccessKey, ""),
 		BaseEndpoint: awssdk.String("http://awsemu.simulator"),
 		HTTPClient:   &http.Client{Transport: inProcess{emu.Handler()}},
 		Retryer: func() awssdk.Retryer {

@@ -71,8 +71,8 @@ func (w *world) interrupt() error {
 		}
 		delete(ix.at, id)
 		in, ok := w.instances[id]
-		if !ok {
-			continue
+		if cur, known := w.emu.Instance(id); !ok || !known || (cur.State != awsemu.StatePending && cur.State != awsemu.StateRunning) {
+			continue // EC2 warns only about instances it runs, not those shutting down
 		}
 		if err := w.emu.Interrupt(id); err != nil {
 			return fmt.Errorf("interrupting %s: %w", id, err)

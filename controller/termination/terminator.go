@@ -70,7 +70,8 @@ func (t *terminator) terminate(ctx context.Context, j job) (time.Duration, error
 }
 
 // terminateInstance calls Delete, which keeps succeeding while the instance
-// shuts down and returns NodeClaimNotFoundError once it is gone.
+// shuts down (or, just launched, is not visible to the cloud's API yet) and
+// returns NodeClaimNotFoundError once it is gone.
 func (t *terminator) terminateInstance(ctx context.Context, claim *v1alpha1.NodeClaim) (gone bool, err error) {
 	err = t.cloud.Delete(ctx, claim)
 	if cloudprovider.IsNodeClaimNotFoundError(err) {

@@ -1,11 +1,16 @@
 
 # Converted from karpenter.k8s.aws/v1 EC2NodeClass web (karpenter.yaml:7) by stowage import karpenter.
 # metadata: not converted: annotations[karpenter.k8s.aws/ec2nodeclass-hash-version], annotations[karpenter.k8s.aws/ec2nodeclass-hash], creationTimestamp, finalizers, generation, resourceVersion, uid, set by the API server, kubectl or Karpenter for the old object
-# spec.metadataOptions = {"httpEndpoint":"enabled","httpProtocolIPv6":"disabled","httpPutResponseHopLimit":1,"httpTokens":"required"}: left out: the API server gives it this value when it is absent
 resource "stowage_node_class" "web" {
   name = "web"
   ami_selector_term {
     alias = "bottlerocket@latest"
+  }
+  metadata_options {
+    http_endpoint               = "enabled"
+    http_protocol_ipv6          = "disabled"
+    http_put_response_hop_limit = 1
+    http_tokens                 = "required"
   }
   role = "KarpenterNodeRole-prod"
   security_group_selector_term {
@@ -27,7 +32,6 @@ import {
 
 # Converted from karpenter.k8s.aws/v1 EC2NodeClass gpu (karpenter.yaml:35) by stowage import karpenter.
 # metadata: not converted: creationTimestamp, generation, resourceVersion, uid, set by the API server, kubectl or Karpenter for the old object
-# spec.metadataOptions = {"httpEndpoint":"enabled","httpProtocolIPv6":"disabled","httpPutResponseHopLimit":1,"httpTokens":"required"}: left out: the API server gives it this value when it is absent
 resource "stowage_node_class" "gpu" {
   name = "gpu"
   ami_selector_term {
@@ -41,6 +45,12 @@ resource "stowage_node_class" "gpu" {
       volume_type = "gp3"
     }
     root_volume = true
+  }
+  metadata_options {
+    http_endpoint               = "enabled"
+    http_protocol_ipv6          = "disabled"
+    http_put_response_hop_limit = 1
+    http_tokens                 = "required"
   }
   role = "KarpenterNodeRole-prod"
   security_group_selector_term {

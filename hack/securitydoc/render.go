@@ -130,3 +130,18 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// RenderOperator is the operator's part of the page: per resource, the
+// actions its calls need, and the policy document with all of them.
+func RenderOperator() string {
+	doc := iampolicy.Operator()
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n| resource | actions |\n|---|---|\n")
+	for _, s := range doc.Statement {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", s.Sid, codeList(s.Action))
+	}
+	fmt.Fprintf(&b, "\nAs one document (%d statements, %d characters: a customer managed policy, within IAM's %d for one; "+
+		"a user's inline policies may total only 2,048):\n\n<details><summary>The operator's policy document</summary>\n\n```json\n%s\n```\n\n</details>\n\n",
+		len(doc.Statement), doc.Size(), iampolicy.ManagedQuota, doc.Indented())
+	return b.String()
+}

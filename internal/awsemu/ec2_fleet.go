@@ -87,6 +87,7 @@ func (e *Emulator) parseFleet(p params) (FleetRequest, *APIError) {
 		OnDemandStrategy:     p.str("OnDemandOptions.AllocationStrategy"),
 		InstanceTags:         map[string]string{},
 		CapacityReservations: p.str("OnDemandOptions.CapacityReservationOptions.UsageStrategy") == "use-capacity-reservations-first",
+		Denied:               p.launchDenials,
 	}
 	for _, m := range p.members("TagSpecification") {
 		switch p.str(m + ".ResourceType") {

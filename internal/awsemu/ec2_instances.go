@@ -45,6 +45,7 @@ type xmlInstance struct {
 	Lifecycle    string             `xml:"instanceLifecycle,omitempty"`
 	ClientToken  string             `xml:"clientToken,omitempty"`
 	Reservation  string             `xml:"capacityReservationId,omitempty"`
+	SpotRequest  string             `xml:"spotInstanceRequestId,omitempty"`
 	Groups       []xmlGroup         `xml:"groupSet>item"`
 	Profile      *xmlProfile        `xml:"iamInstanceProfile,omitempty"`
 	Metadata     xmlMetadataOptions `xml:"metadataOptions"`
@@ -70,7 +71,7 @@ func (e *Emulator) toXMLInstance(in Instance) xmlInstance {
 		LaunchTime: isoTime(in.LaunchTime), Placement: xmlPlacement{in.Zone, e.zoneID(in.Zone)},
 		SubnetID: in.SubnetID, VpcID: in.VpcID, PrivateIP: in.PrivateIP, Architecture: e.archOf(in.InstanceType),
 		ClientToken: in.ClientToken, Metadata: xmlMetadataOptions{"applied", in.HTTPTokens, in.HopLimit, "enabled"},
-		Tags: tagSet(in.Tags), Reservation: in.ReservationID,
+		Tags: tagSet(in.Tags), Reservation: in.ReservationID, SpotRequest: in.SpotRequestID,
 	}
 	if in.CapacityType == CapacitySpot {
 		x.Lifecycle = "spot"
@@ -92,7 +93,7 @@ func (e *Emulator) archOf(instanceType string) string {
 
 func (e *Emulator) describeInstances(p params) (any, *APIError) {
 	ids := p.strings("InstanceId")
-	all := e.instancesWhere(func(id string) bool { return len(ids) == 0 || matchValue(ids, id) })
+	all := e.instancesWhere(func(in *Instance) bool { return (len(ids) == 0 || matchValue(ids, in.ID)) && e.visibleLocked(in) })
 	fs := p.filters()
 	var matched []Instance
 	for _, in := range all {
@@ -147,7 +148,7 @@ func (e *Emulator) terminateInstances(p params) (any, *APIError) {
 	if len(ids) == 0 {
 		return nil, &APIError{"MissingParameter", "The request must contain the parameter InstanceId"}
 	}
-	changes, err := e.Terminate(ids...)
+	changes, err := e.terminateVisible(ids)
 	if err != nil {
 		return nil, &APIError{"InvalidInstanceID.NotFound", err.Error()}
 	}

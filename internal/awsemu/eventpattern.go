@@ -3,237 +3,258 @@ package awsemu
 import (
 	"encoding/json"
 	"fmt"
-	"path"
-	"strings"
+	"slices"
 )
 
-// eventPattern is a parsed EventBridge event pattern: every field it names
-// must match (AND); $or lists alternatives. A field's value is either a
-// nested pattern, or a list of matchers of which one must match the event's
-// value (or any element of an event array).
+// An EventBridge event pattern, as the EventBridge User Guide's "Event
+// patterns" and "Content filtering in event patterns" pages and Event Ruler's
+// README (the matcher EventBridge runs) document it:
+//   - every field a pattern names must match (AND); "$or" lists two or more
+//     patterns of which one must match, at the level it appears;
+//   - a field's value is a nested pattern (an object) or a non-empty array of
+//     values of which one must match (OR): strings, numbers, true, false,
+//     null, or one-key match expressions (prefix, suffix, equals-ignore-case,
+//     wildcard, anything-but, numeric, cidr, exists);
+//   - an event array matches when one of its elements does, and a nested
+//     pattern applied to an array of objects matches when one object does;
+//   - comparisons work on leaves only: an object in the event is no value of
+//     the field it sits in, so {"exists": false} matches it.
+//
+// PutRule refuses anything else with InvalidEventPatternException.
 type eventPattern struct {
-	fields map[string]fieldMatch
-	or     []eventPattern
+	fields map[string]fieldPattern
+	or     []*eventPattern
 }
 
-type fieldMatch struct {
+// fieldPattern is one field of a pattern: a nested pattern, or the list of
+// matchers of which one must match a leaf value of the field.
+type fieldPattern struct {
 	nested   *eventPattern
-	matchers []any // literals (string, float64, bool, nil) and content filters (map[string]any)
+	matchers []matcher
+	// exists holds the {"exists": ...} expressions of the list: they are about
+	// whether the field has a leaf value, not about one value.
+	exists []bool
+}
+
+// matcher matches one leaf value of an event: a string, a float64, a bool or nil.
+type matcher interface {
+	match(v any) bool
+}
+
+// orKey is the key of an OR of patterns.
+const orKey = "$or"
+
+// operators are the match expressions EventBridge rules accept; none of them
+// may be a field name inside "$or".
+var operators = []string{"prefix", "suffix", "equals-ignore-case", "wildcard", "anything-but", "numeric", "cidr", "exists"}
+
+// patternError says why a pattern is not valid, and where.
+type patternError struct {
+	path, reason string
+}
+
+func (e *patternError) Error() string {
+	if e.path == "" {
+		return e.reason
+	}
+	return e.reason + " at " + e.path
+}
+
+func invalid(path, format string, args ...any) error {
+	return &patternError{path: path, reason: fmt.Sprintf(format, args...)}
 }
 
 // parseEventPattern reads a pattern, as PutRule's EventPattern.
 func parseEventPattern(doc string) (*eventPattern, error) {
-	var raw map[string]any
+	var raw any
 	if err := json.Unmarshal([]byte(doc), &raw); err != nil {
 		return nil, fmt.Errorf("the event pattern is not valid JSON: %v", err)
 	}
-	return compilePattern(raw)
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return nil, invalid("", "Filter is not an object")
+	}
+	return compilePattern(obj, "", false)
 }
 
-func compilePattern(raw map[string]any) (*eventPattern, error) {
-	p := &eventPattern{fields: map[string]fieldMatch{}}
-	for key, v := range raw {
-		if key == "$or" {
-			alts, ok := v.([]any)
-			if !ok || len(alts) < 2 {
-				return nil, fmt.Errorf("$or must list at least two patterns")
-			}
-			for _, a := range alts {
-				obj, ok := a.(map[string]any)
-				if !ok {
-					return nil, fmt.Errorf("$or must list patterns")
-				}
-				alt, err := compilePattern(obj)
-				if err != nil {
-					return nil, err
-				}
-				p.or = append(p.or, *alt)
-			}
-			continue
-		}
-		switch val := v.(type) {
-		case map[string]any:
-			nested, err := compilePattern(val)
+// compilePattern compiles one object of a pattern; inOr says it is an
+// alternative of "$or", where operator names are reserved.
+func compilePattern(raw map[string]any, path string, inOr bool) (*eventPattern, error) {
+	if len(raw) == 0 {
+		return nil, invalid(path, "Empty objects are not allowed")
+	}
+	p := &eventPattern{fields: map[string]fieldPattern{}}
+	for _, key := range sortedKeys(raw) {
+		at := path + "/" + key
+		if key == orKey {
+			alts, err := compileOr(raw[key], at)
 			if err != nil {
 				return nil, err
 			}
-			p.fields[key] = fieldMatch{nested: nested}
-		case []any:
-			if len(val) == 0 {
-				return nil, fmt.Errorf("empty arrays are not allowed, at %s", key)
-			}
-			p.fields[key] = fieldMatch{matchers: val}
-		default:
-			return nil, fmt.Errorf("match values must be in an array, at %s", key)
+			p.or = alts
+			continue
 		}
+		if inOr && slices.Contains(operators, key) {
+			return nil, invalid(at, "%s is a reserved field name that cannot be used inside $or", key)
+		}
+		f, err := compileField(raw[key], at, inOr)
+		if err != nil {
+			return nil, err
+		}
+		p.fields[key] = f
 	}
 	return p, nil
 }
 
-// matches reports whether the event (decoded JSON) matches the pattern.
-func (p *eventPattern) matches(event map[string]any) bool {
-	for key, fm := range p.fields {
-		v, present := event[key]
-		if fm.nested != nil {
-			obj, ok := v.(map[string]any)
-			if !ok || !fm.nested.matches(obj) {
-				return false
-			}
-			continue
+func compileOr(v any, path string) ([]*eventPattern, error) {
+	alts, ok := v.([]any)
+	if !ok {
+		return nil, invalid(path, "$or must be followed by an array")
+	}
+	if len(alts) < 2 {
+		return nil, invalid(path, "$or must list at least 2 objects")
+	}
+	out := make([]*eventPattern, 0, len(alts))
+	for i, a := range alts {
+		obj, ok := a.(map[string]any)
+		if !ok {
+			return nil, invalid(fmt.Sprintf("%s/%d", path, i), "only JSON objects are allowed in the array of $or")
 		}
-		if !fm.matchValue(v, present) {
+		alt, err := compilePattern(obj, fmt.Sprintf("%s/%d", path, i), true)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, alt)
+	}
+	return out, nil
+}
+
+func compileField(v any, path string, inOr bool) (fieldPattern, error) {
+	switch val := v.(type) {
+	case map[string]any:
+		nested, err := compilePattern(val, path, inOr)
+		return fieldPattern{nested: nested}, err
+	case []any:
+		if len(val) == 0 {
+			return fieldPattern{}, invalid(path, "Empty arrays are not allowed")
+		}
+		var f fieldPattern
+		for i, item := range val {
+			if err := f.add(item, fmt.Sprintf("%s/%d", path, i)); err != nil {
+				return fieldPattern{}, err
+			}
+		}
+		return f, nil
+	}
+	return fieldPattern{}, invalid(path, "match values must be an object or an array")
+}
+
+// add compiles one value of a field's array.
+func (f *fieldPattern) add(item any, path string) error {
+	switch it := item.(type) {
+	case string, float64, bool, nil:
+		f.matchers = append(f.matchers, literal{it})
+		return nil
+	case map[string]any:
+		if len(it) != 1 {
+			return invalid(path, "a match expression must have exactly one key, not %d", len(it))
+		}
+		op := sortedKeys(it)[0]
+		if op == "exists" {
+			b, ok := it[op].(bool)
+			if !ok {
+				return invalid(path, "exists match pattern must be either true or false")
+			}
+			f.exists = append(f.exists, b)
+			return nil
+		}
+		m, err := compileOperator(op, it[op], path+"/"+op)
+		if err != nil {
+			return err
+		}
+		f.matchers = append(f.matchers, m)
+		return nil
+	}
+	return invalid(path, "Match value must be String, number, true, false, or null")
+}
+
+// matches reports whether the event object (decoded JSON) matches the pattern.
+func (p *eventPattern) matches(event map[string]any) bool {
+	for key, f := range p.fields {
+		v, present := event[key]
+		if !f.matchField(v, present) {
 			return false
 		}
 	}
 	if len(p.or) == 0 {
 		return true
 	}
-	for i := range p.or {
-		if p.or[i].matches(event) {
+	return slices.ContainsFunc(p.or, func(alt *eventPattern) bool { return alt.matches(event) })
+}
+
+func (f fieldPattern) matchField(v any, present bool) bool {
+	if f.nested != nil {
+		return f.nested.matchesValue(v, present)
+	}
+	values := leaves(v, present)
+	for _, want := range f.exists {
+		if want == (len(values) > 0) {
+			return true
+		}
+	}
+	for _, m := range f.matchers {
+		if slices.ContainsFunc(values, m.match) {
 			return true
 		}
 	}
 	return false
 }
 
-func (fm fieldMatch) matchValue(v any, present bool) bool {
-	values := []any{v}
-	if arr, ok := v.([]any); ok {
-		values = arr
+// matchesValue applies a nested pattern to a field's value: an object, one
+// of the objects of an array, or, where there is no object (a missing or
+// scalar value), an object without fields, which only {"exists": false} matches.
+func (p *eventPattern) matchesValue(v any, present bool) bool {
+	objects := objectsOf(v, present)
+	if len(objects) == 0 {
+		return p.matches(map[string]any{})
 	}
-	for _, m := range fm.matchers {
-		if filter, ok := m.(map[string]any); ok {
-			if exists, ok := filter["exists"].(bool); ok {
-				if exists == present {
-					return true
-				}
-				continue
-			}
-		}
-		if !present {
-			continue
-		}
-		for _, value := range values {
-			if matchOne(m, value) {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(objects, p.matches)
 }
 
-// matchOne matches one event value against a literal or a content filter.
-func matchOne(m, value any) bool {
-	filter, ok := m.(map[string]any)
-	if !ok {
-		return literalEqual(m, value)
+// objectsOf is the value if it is an object, or the objects of an array
+// (arrays within it flattened).
+func objectsOf(v any, present bool) []map[string]any {
+	if !present {
+		return nil
 	}
-	s, isString := value.(string)
-	for op, arg := range filter {
-		switch op {
-		case "prefix", "suffix":
-			want, fold := stringArg(arg)
-			if !isString || !affix(op, s, want, fold) {
-				return false
-			}
-		case "equals-ignore-case":
-			want, _ := arg.(string)
-			if !isString || !strings.EqualFold(s, want) {
-				return false
-			}
-		case "wildcard":
-			want, _ := arg.(string)
-			if ok, _ := path.Match(want, s); !isString || !ok {
-				return false
-			}
-		case "anything-but":
-			if anythingBut(arg, value) {
-				return false
-			}
-		case "numeric":
-			if !numeric(arg, value) {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-func literalEqual(a, b any) bool {
-	if af, ok := a.(float64); ok {
-		bf, ok := b.(float64)
-		return ok && af == bf
-	}
-	return a == b
-}
-
-// stringArg reads a prefix or suffix argument: a string, or
-// {"equals-ignore-case": string}.
-func stringArg(arg any) (string, bool) {
-	if s, ok := arg.(string); ok {
-		return s, false
-	}
-	if obj, ok := arg.(map[string]any); ok {
-		s, _ := obj["equals-ignore-case"].(string)
-		return s, true
-	}
-	return "", false
-}
-
-func affix(op, s, want string, fold bool) bool {
-	if fold {
-		s, want = strings.ToLower(s), strings.ToLower(want)
-	}
-	if op == "prefix" {
-		return strings.HasPrefix(s, want)
-	}
-	return strings.HasSuffix(s, want)
-}
-
-// anythingBut reports whether value is one of the excluded values.
-func anythingBut(arg, value any) bool {
-	switch a := arg.(type) {
-	case []any:
-		for _, x := range a {
-			if literalEqual(x, value) {
-				return true
-			}
-		}
-		return false
+	switch val := v.(type) {
 	case map[string]any:
-		return matchOne(a, value)
+		return []map[string]any{val}
+	case []any:
+		var out []map[string]any
+		for _, item := range val {
+			out = append(out, objectsOf(item, true)...)
+		}
+		return out
 	}
-	return literalEqual(arg, value)
+	return nil
 }
 
-// numeric checks value against [op, number, op, number ...].
-func numeric(arg, value any) bool {
-	ops, ok := arg.([]any)
-	n, isNum := value.(float64)
-	if !ok || !isNum || len(ops)%2 != 0 {
-		return false
+// leaves are a field's leaf values: the value itself, or the scalars of an
+// array (arrays within it flattened); objects are no leaves.
+func leaves(v any, present bool) []any {
+	if !present {
+		return nil
 	}
-	for i := 0; i < len(ops); i += 2 {
-		op, _ := ops[i].(string)
-		bound, _ := ops[i+1].(float64)
-		var pass bool
-		switch op {
-		case "<":
-			pass = n < bound
-		case "<=":
-			pass = n <= bound
-		case "=":
-			pass = n == bound
-		case ">=":
-			pass = n >= bound
-		case ">":
-			pass = n > bound
+	switch val := v.(type) {
+	case map[string]any:
+		return nil
+	case []any:
+		var out []any
+		for _, item := range val {
+			out = append(out, leaves(item, true)...)
 		}
-		if !pass {
-			return false
-		}
+		return out
 	}
-	return true
+	return []any{v}
 }

@@ -19,8 +19,9 @@ type Event struct {
 	Detail     json.RawMessage `json:"detail"`
 }
 
-// EventSink receives the events the emulator raises (spot interruption warnings,
-// rebalance recommendations, state changes) and the ones PutEvents is given.
+// EventSink receives the events the emulator raises as AWS's services (spot
+// and capacity reservation interruption warnings, rebalance recommendations,
+// state changes, AWS Health scheduled changes) and the ones PutEvents is given.
 // Publish is called with the emulator's lock held: it must not call back into
 // the Emulator.
 type EventSink interface {
@@ -68,20 +69,51 @@ func (e *Emulator) publishLocked(ev Event) {
 	}
 }
 
-func envelope(cfg Config, id, detailType string, at time.Time, resources []string, detail any) Event {
-	raw, _ := json.Marshal(detail) //nolint:errchkjson // maps of strings always encode
+// Sources of the events AWS services send; only the emulator's own service
+// side sends them (PutEvents refuses them, as EventBridge does).
+const (
+	sourceEC2    = "aws.ec2"
+	sourceHealth = "aws.health"
+)
+
+func envelope(cfg Config, id, source, detailType string, at time.Time, resources []string, detail any) Event {
+	raw, _ := json.Marshal(detail) //nolint:errchkjson // maps of strings and slices always encode
 	return Event{
-		Version: "0", ID: id, DetailType: detailType, Source: "aws.ec2",
+		Version: "0", ID: id, DetailType: detailType, Source: source,
 		Account: cfg.AccountID, Time: at.UTC().Format(time.RFC3339), Region: cfg.Region,
 		Resources: resources, Detail: raw,
 	}
 }
 
+// instanceARN is an instance's ARN as state-change and capacity reservation
+// events name it; spot and rebalance events put the zone in the region's
+// place and leave the account out (zonalInstanceARN), as AWS's samples do.
+func instanceARN(cfg Config, id string) string {
+	return fmt.Sprintf("arn:aws:ec2:%s:%s:instance/%s", cfg.Region, cfg.AccountID, id)
+}
+
+func zonalInstanceARN(in *Instance) string {
+	return fmt.Sprintf("arn:aws:ec2:%s:instance/%s", in.Zone, in.ID)
+}
+
 func stateChangeEvent(cfg Config, in *Instance, at time.Time) Event {
-	arn := fmt.Sprintf("arn:aws:ec2:%s:%s:instance/%s", cfg.Region, cfg.AccountID, in.ID)
-	return envelope(cfg, fmt.Sprintf("state-%s-%s-%d", in.ID, in.State, at.UnixNano()),
-		"EC2 Instance State-change Notification", at, []string{arn},
+	return envelope(cfg, fmt.Sprintf("state-%s-%s-%d", in.ID, in.State, at.UnixNano()), sourceEC2,
+		"EC2 Instance State-change Notification", at, []string{instanceARN(cfg, in.ID)},
 		map[string]string{"instance-id": in.ID, "state": in.State})
+}
+
+// liveInstanceLocked is a pending or running instance: the only ones AWS
+// warns about.
+func (e *Emulator) liveInstanceLocked(id string) (*Instance, error) {
+	e.advanceLocked()
+	in, ok := e.instances[id]
+	if !ok {
+		return nil, &NotFoundError{IDs: []string{id}}
+	}
+	if in.State != StatePending && in.State != StateRunning {
+		return nil, fmt.Errorf("instance %s is %s: AWS warns only about pending and running instances", id, in.State)
+	}
+	return in, nil
 }
 
 // Interrupt raises a spot interruption warning for a running spot instance: the
@@ -90,19 +122,17 @@ func stateChangeEvent(cfg Config, in *Instance, at time.Time) Event {
 func (e *Emulator) Interrupt(id string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.advanceLocked()
-	in, ok := e.instances[id]
-	if !ok {
-		return &NotFoundError{IDs: []string{id}}
+	in, err := e.liveInstanceLocked(id)
+	if err != nil {
+		return err
 	}
 	if in.CapacityType != CapacitySpot {
 		return fmt.Errorf("interrupting %s: not a spot instance", id)
 	}
 	now := e.clk.Now()
 	in.InterruptAt = now.Add(e.cfg.InterruptionNotice)
-	arn := fmt.Sprintf("arn:aws:ec2:%s:instance/%s", in.Zone, in.ID)
-	e.publishLocked(envelope(e.cfg, e.newID("evt"), "EC2 Spot Instance Interruption Warning", now,
-		[]string{arn}, map[string]string{"instance-id": in.ID, "instance-action": "terminate"}))
+	e.publishLocked(envelope(e.cfg, e.newID("evt"), sourceEC2, "EC2 Spot Instance Interruption Warning", now,
+		[]string{zonalInstanceARN(in)}, map[string]string{"instance-id": in.ID, "instance-action": "terminate"}))
 	return nil
 }
 
@@ -110,13 +140,33 @@ func (e *Emulator) Interrupt(id string) error {
 func (e *Emulator) Rebalance(id string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	in, ok := e.instances[id]
-	if !ok {
-		return &NotFoundError{IDs: []string{id}}
+	in, err := e.liveInstanceLocked(id)
+	if err != nil {
+		return err
+	}
+	e.publishLocked(envelope(e.cfg, e.newID("evt"), sourceEC2, "EC2 Instance Rebalance Recommendation", e.clk.Now(),
+		[]string{zonalInstanceARN(in)}, map[string]string{"instance-id": in.ID}))
+	return nil
+}
+
+// InterruptReserved raises an EC2 Capacity Reservation Instance Interruption
+// Warning for an instance running in a capacity reservation (an interruptible
+// one on AWS, whose owner takes the capacity back): like a spot warning, the
+// instance starts shutting down after Config.InterruptionNotice.
+func (e *Emulator) InterruptReserved(id string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	in, err := e.liveInstanceLocked(id)
+	if err != nil {
+		return err
+	}
+	if in.ReservationID == "" {
+		return fmt.Errorf("interrupting %s: it runs in no capacity reservation", id)
 	}
 	now := e.clk.Now()
-	arn := fmt.Sprintf("arn:aws:ec2:%s:instance/%s", in.Zone, in.ID)
-	e.publishLocked(envelope(e.cfg, e.newID("evt"), "EC2 Instance Rebalance Recommendation", now,
-		[]string{arn}, map[string]string{"instance-id": in.ID}))
+	in.InterruptAt = now.Add(e.cfg.InterruptionNotice)
+	e.publishLocked(envelope(e.cfg, e.newID("evt"), sourceEC2, "EC2 Capacity Reservation Instance Interruption Warning", now,
+		[]string{instanceARN(e.cfg, in.ID)}, map[string]string{"instance-id": in.ID, "instance-action": "terminate",
+			"instance-termination-time": in.InterruptAt.UTC().Format(time.RFC3339), "azId": e.zoneID(in.Zone)}))
 	return nil
 }

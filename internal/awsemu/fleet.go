@@ -36,6 +36,10 @@ type FleetRequest struct {
 	InstanceTags         map[string]string
 	FleetTags            map[string]string
 	CapacityReservations bool // UsageStrategy use-capacity-reservations-first: overrides with a reservation go first
+	// Denied are the overrides (by index) IAM denied a launch of (the
+	// caller's ec2:RunInstances, or the spot role's creation): they fail as
+	// errors of the fleet.
+	Denied map[int]FleetDenial
 }
 
 // FleetError is one entry of CreateFleet's errorSet.
@@ -126,6 +130,13 @@ func (e *Emulator) runFleetLocked(req FleetRequest) FleetResult {
 	launched := map[int]*FleetInstances{}
 	for tried, idx := range e.orderOverridesLocked(req) {
 		o := req.Overrides[idx]
+		if d, denied := req.Denied[idx]; denied && remaining > 0 {
+			res.Errors = append(res.Errors, *fleetErr(o, req.CapacityType, d.Code, d.Message))
+			continue
+		}
+		if req.CapacityType == CapacitySpot && remaining > 0 {
+			e.iam.spotRole = true // the first spot launch creates the role
+		}
 		if remaining > 0 && refused(tried) {
 			res.Errors = append(res.Errors, e.refusedLocked(o, req.CapacityType))
 			continue
@@ -154,39 +165,27 @@ func (e *Emulator) runFleetLocked(req FleetRequest) FleetResult {
 	return res
 }
 
-// orderOverridesLocked returns override indexes in the order the strategy tries them.
+// orderOverridesLocked returns override indexes in the order the strategy
+// tries them (allocationOrder), from each override's pool: its price and
+// its depth.
 func (e *Emulator) orderOverridesLocked(req FleetRequest) []int {
-	idx := make([]int, len(req.Overrides))
-	price := make([]float64, len(req.Overrides))
-	for i, o := range req.Overrides {
-		idx[i] = i
-		price[i] = 1e9
-		if p, ok := e.pools[PoolKey{o.InstanceType, e.overrideZoneLocked(o), req.CapacityType}]; ok {
-			price[i] = p.Price
-		}
-	}
 	strategy := req.OnDemandStrategy
 	if req.CapacityType == CapacitySpot {
 		strategy = req.SpotStrategy
 	}
-	prioritized := strategy == "prioritized" || strategy == "capacity-optimized-prioritized"
-	reserved := make([]bool, len(req.Overrides))
-	if req.CapacityReservations && req.CapacityType == CapacityOnDemand {
-		for i, o := range req.Overrides {
-			reserved[i] = e.usesReservationLocked(o)
+	reservationsFirst := req.CapacityReservations && req.CapacityType == CapacityOnDemand
+	cands := make([]candidate, len(req.Overrides))
+	for i, o := range req.Overrides {
+		c := candidate{price: 1e9, priority: o.Priority, reserved: reservationsFirst && e.usesReservationLocked(o)}
+		if p, ok := e.pools[PoolKey{o.InstanceType, e.overrideZoneLocked(o), req.CapacityType}]; ok {
+			c.price = p.Price
+			if !p.Short {
+				c.depth = p.Capacity
+			}
 		}
+		cands[i] = c
 	}
-	sort.SliceStable(idx, func(a, b int) bool {
-		oa, ob := req.Overrides[idx[a]], req.Overrides[idx[b]]
-		if reserved[idx[a]] != reserved[idx[b]] {
-			return reserved[idx[a]] // use-capacity-reservations-first
-		}
-		if prioritized && oa.Priority != ob.Priority {
-			return oa.Priority < ob.Priority
-		}
-		return price[idx[a]] < price[idx[b]]
-	})
-	return idx
+	return allocationOrder(strategy, cands)
 }
 
 func (e *Emulator) overrideZoneLocked(o FleetOverride) string {

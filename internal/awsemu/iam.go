@@ -9,14 +9,17 @@ import (
 type iamState struct {
 	roles    map[string]*iamRole // name -> role (iam_roles.go)
 	profiles map[string]*InstanceProfile
-	managed  map[string]*managedPolicy // ARN -> policy (iam_roles.go)
 	oidc     map[string]*oidcProvider  // issuer without https:// -> provider (sts.go)
 	sessions map[string]*roleSession   // access key id -> session (sts.go)
+	users    map[string]*iamUser       // name -> user (iam_users.go)
+	customer map[string]*managedPolicy // ARN -> the account's own managed policy
+	spotRole bool                      // AWSServiceRoleForEC2Spot exists (iam_spot_role.go)
 }
 
 func newIAMState() iamState {
-	return iamState{roles: map[string]*iamRole{}, profiles: map[string]*InstanceProfile{}, managed: awsManagedPolicies(),
-		oidc: map[string]*oidcProvider{}, sessions: map[string]*roleSession{}}
+	return iamState{roles: map[string]*iamRole{}, profiles: map[string]*InstanceProfile{},
+		oidc: map[string]*oidcProvider{}, sessions: map[string]*roleSession{}, users: map[string]*iamUser{},
+		customer: map[string]*managedPolicy{}}
 }
 
 // InstanceProfile is an emulated IAM instance profile.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -14,11 +15,13 @@ import (
 // resource, in a request context, for a principal. A call may need several.
 type Authorization struct {
 	// Principal is the caller's ARN: a role session's
-	// (arn:aws:sts::<account>:assumed-role/<role>/<session>), or the account
-	// root's for a caller whose keys STS did not issue (the administrator).
+	// (arn:aws:sts::<account>:assumed-role/<role>/<session>) or an IAM
+	// user's (arn:aws:iam::<account>:user/<name>).
 	Principal string
-	// Role is the session's role name; empty for the administrator.
+	// Role is the session's role name; empty for a user.
 	Role string
+	// User is the user's name; empty for a role session.
+	User string
 	// Action is the IAM action, e.g. ec2:RunInstances.
 	Action string
 	// Resource is the ARN the action was authorized on, or "*".
@@ -27,6 +30,34 @@ type Authorization struct {
 	Context map[string][]string
 	// Allowed is the decision.
 	Allowed bool
+	// Decision is the decision as IAM names it: Allowed, ImplicitlyDenied
+	// or ExplicitlyDenied.
+	Decision string
+	// Account is the caller's and the resource's account.
+	Account string
+	// Identity are the documents of the caller's identity-based policies in
+	// force, and ResourcePolicy the resource's own policy ("" when none).
+	Identity       []string
+	ResourcePolicy string
+}
+
+// decisionNames name the decisions as IAM's simulators do.
+var decisionNames = map[decision]string{allowed: "Allowed", implicitDeny: "ImplicitlyDenied", explicitDeny: "ExplicitlyDenied"}
+
+// everyAuthorization are told of every decision of every emulator of the
+// process (ObserveEveryAuthorization).
+var everyAuthorization struct {
+	sync.Mutex
+	observers []func(Authorization)
+}
+
+// ObserveEveryAuthorization registers observe to hear of every decision
+// any emulator of the process makes, as OnAuthorize does for one: the tests'
+// second evaluator (internal/iamcheck) replays them.
+func ObserveEveryAuthorization(observe func(Authorization)) {
+	everyAuthorization.Lock()
+	defer everyAuthorization.Unlock()
+	everyAuthorization.observers = append(everyAuthorization.observers, observe)
 }
 
 // OnAuthorize registers observe to hear of every authorization decision, on
@@ -38,16 +69,12 @@ func (e *Emulator) OnAuthorize(observe func(Authorization)) {
 	e.authObservers = append(e.authObservers, observe)
 }
 
-// adminPolicy is what a caller whose keys STS did not issue may do: anything
-// its account's resource policies do not explicitly deny, as the account's
-// administrator. Tests that use static keys act as this caller.
-var adminPolicy, _ = parsePolicy(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}`, identityPolicy)
-
 // caller is who signed a request.
 type caller struct {
 	anonymous bool
 	arn       string
-	role      *iamRole // nil for the administrator
+	role      *iamRole // nil for a user
+	user      *iamUser // nil for a role session
 	session   string
 	region    string // of the signature's credential scope
 }
@@ -60,7 +87,9 @@ var anonymousActions = map[string]bool{"sts:AssumeRoleWithWebIdentity": true}
 var noAuthorization = map[string]bool{"sts:GetCallerIdentity": true}
 
 // authorize authenticates the caller and decides every authorization the call
-// needs; on a refusal it writes the service's error and returns false.
+// needs; on a refusal it writes the service's error and returns false. The
+// denials of a fleet's launches do not refuse the call: the fleet reports
+// them (req.form.launchDenials, override index -> message).
 func (e *Emulator) authorize(w http.ResponseWriter, r *http.Request, req request) bool {
 	action := iamAction(req)
 	if noAuthorization[action] {
@@ -88,8 +117,22 @@ func (e *Emulator) authorize(w http.ResponseWriter, r *http.Request, req request
 				ar.context[k] = v
 			}
 		}
+	}
+	if err := checkReference(reqs); err != nil {
+		e.writeError(w, req, http.StatusInternalServerError, "InternalError", "the emulator's authorizer: "+err.Error())
+		return false
+	}
+	for _, ar := range reqs {
 		d := decideAll(ar, who, identity, resourcePolicy)
-		e.notifyAuthorization(c, ar, d == allowed)
+		e.notifyAuthorization(c, ar, d, identity, resourcePolicy)
+		if d != allowed && len(ar.launches) > 0 {
+			for _, i := range ar.launches {
+				if _, ok := req.form.launchDenials[i]; !ok {
+					req.form.launchDenials[i] = launchDenial(ar, e.denialMessage(c, ar, d, resourcePolicy))
+				}
+			}
+			continue
+		}
 		if d != allowed {
 			e.writeError(w, req, http.StatusForbidden, accessDeniedCode(req.service), e.denialMessage(c, ar, d, resourcePolicy))
 			return false
@@ -98,25 +141,39 @@ func (e *Emulator) authorize(w http.ResponseWriter, r *http.Request, req request
 	return true
 }
 
-func (e *Emulator) notifyAuthorization(c caller, ar authRequest, ok bool) {
+func (e *Emulator) notifyAuthorization(c caller, ar authRequest, d decision, identity []*policy, resource *policy) {
 	e.mu.Lock()
 	observers := e.authObservers
 	e.mu.Unlock()
-	role := ""
+	everyAuthorization.Lock()
+	observers = append(append([]func(Authorization){}, observers...), everyAuthorization.observers...)
+	everyAuthorization.Unlock()
+	a := Authorization{Principal: c.arn, Action: ar.action, Resource: ar.resource, Context: ar.context, Allowed: d == allowed,
+		Decision: decisionNames[d], Account: e.cfg.AccountID}
 	if c.role != nil {
-		role = c.role.name
+		a.Role = c.role.name
+	}
+	if c.user != nil {
+		a.User = c.user.name
+	}
+	for _, p := range identity {
+		a.Identity = append(a.Identity, p.doc)
+	}
+	if resource != nil {
+		a.ResourcePolicy = resource.doc
 	}
 	for _, observe := range observers {
-		observe(Authorization{Principal: c.arn, Role: role, Action: ar.action, Resource: ar.resource, Context: ar.context, Allowed: ok})
+		observe(a)
 	}
 }
 
 // callerOf authenticates a request signed with Signature Version 4, in
-// its Authorization header or presigned in its query. A role session's keys
-// (issued by AssumeRoleWithWebIdentity, or to a Lambda function for its
-// execution role) must come with their session token, be unexpired and sign
-// correctly; any other key is the account's administrator. The signature's
-// date is not held against the emulator's clock, which tests may move.
+// its Authorization header or presigned in its query: with an IAM user's
+// access key, or a role session's (issued by AssumeRoleWithWebIdentity, or
+// to a Lambda function for its execution role), which must come with its
+// session token and be unexpired. Either must sign correctly; a key IAM did
+// not issue is refused. The signature's date is not held against the
+// emulator's clock, which tests may move.
 func (e *Emulator) callerOf(req request, service string) (caller, *APIError) {
 	r := req.http
 	if r.Header.Get("Authorization") == "" && r.URL.Query().Get("X-Amz-Signature") == "" {
@@ -127,13 +184,17 @@ func (e *Emulator) callerOf(req request, service string) (caller, *APIError) {
 		return caller{}, apiErr
 	}
 	c := caller{region: sig.region}
+	if u, cred, ok := e.userOf(sig.accessKeyID); ok {
+		if apiErr := verifySigV4(r, req.body, sig, cred, sig.service, sig.date); apiErr != nil {
+			return c, apiErr
+		}
+		c.user, c.arn = u, cred.ARN
+		return c, nil
+	}
 	cred, role, expired, known := e.sessionOf(sig.accessKeyID)
 	switch {
-	case !known && strings.HasPrefix(sig.accessKeyID, "ASIA"):
-		return c, invalidCredentials(service, false)
 	case !known:
-		c.arn = "arn:aws:iam::" + e.cfg.AccountID + ":root"
-		return c, nil
+		return c, invalidCredentials(service, false)
 	case cred.SessionToken != sig.token:
 		return c, invalidCredentials(service, false)
 	case expired:
@@ -147,6 +208,17 @@ func (e *Emulator) callerOf(req request, service string) (caller, *APIError) {
 	c.role, c.arn = role, cred.ARN
 	c.session = cred.ARN[strings.LastIndex(cred.ARN, "/")+1:]
 	return c, nil
+}
+
+// userOf finds the IAM user an access key belongs to, and the key.
+func (e *Emulator) userOf(key string) (*iamUser, Credential, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	u := e.userByKeyLocked(key)
+	if u == nil {
+		return nil, Credential{}, false
+	}
+	return u, e.sts.creds[key], true
 }
 
 // sessionOf finds a role session by its access key: its credential, its
@@ -200,14 +272,14 @@ func accessDeniedCode(service string) string {
 	return "AccessDeniedException"
 }
 
-// identityPolicies are the caller's identity-based policies: its role's
-// inline and attached policies, or the administrator's.
+// identityPolicies are the caller's identity-based policies: its role's or
+// its user's inline and attached policies.
 func (e *Emulator) identityPolicies(c caller) []*policy {
-	if c.role == nil {
-		return []*policy{adminPolicy}
-	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if c.user != nil {
+		return e.userPoliciesLocked(c.user)
+	}
 	return e.identityPoliciesLocked(c.role)
 }
 
@@ -227,7 +299,7 @@ func (e *Emulator) baseContext(r *http.Request, c caller) map[string][]string {
 		"aws:securetransport":       {strconv.FormatBool(r.TLS != nil)},
 		"aws:principalarn":          {c.arn},
 		"aws:principalaccount":      {e.cfg.AccountID},
-		"aws:principaltype":         {"Account"},
+		"aws:principaltype":         {"User"},
 		"aws:currenttime":           {now.UTC().Format(time.RFC3339)},
 		"aws:epochtime":             {strconv.FormatInt(now.Unix(), 10)},
 		"aws:principalisawsservice": {"false"},
@@ -236,6 +308,10 @@ func (e *Emulator) baseContext(r *http.Request, c caller) map[string][]string {
 		ctx["aws:principalarn"] = []string{e.roleARN(c.role)}
 		ctx["aws:principaltype"] = []string{"AssumedRole"}
 		ctx["aws:userid"] = []string{c.role.id + ":" + c.session}
+	}
+	if c.user != nil {
+		ctx["aws:userid"] = []string{c.user.id}
+		ctx["aws:username"] = []string{c.user.name}
 	}
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		ctx["aws:sourceip"] = []string{host}

@@ -23,7 +23,7 @@ const launchPolicy = `{"Version":"2012-10-17","Statement":[
   "Condition":{"StringEquals":{"aws:RequestTag/stowage.dev/cluster":"c"}}},
  {"Effect":"Allow","Action":"ec2:CreateTags","Resource":"arn:aws:ec2:us-east-1:123456789012:*/*",
   "Condition":{"StringEquals":{"ec2:CreateAction":["CreateFleet","CreateLaunchTemplate"]}}},
- {"Effect":"Allow","Action":["ec2:CreateFleet","ec2:RunInstances"],"Resource":["arn:aws:ec2:us-east-1::image/*",
+ {"Effect":"Allow","Action":["ec2:CreateFleet","ec2:RunInstances"],"Resource":["arn:aws:ec2:us-east-1::image/*","arn:aws:ec2:us-east-1::snapshot/*",
   "arn:aws:ec2:us-east-1:123456789012:subnet/*","arn:aws:ec2:us-east-1:123456789012:security-group/*",
   "arn:aws:ec2:us-east-1:123456789012:network-interface/*"]},
  {"Effect":"Allow","Action":["ec2:CreateFleet","ec2:RunInstances"],"Resource":"arn:aws:ec2:us-east-1:123456789012:launch-template/*",

@@ -2,6 +2,8 @@ package awsemu
 
 import (
 	"encoding/json"
+	"net/url"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -14,6 +16,7 @@ type authorizer func(e *Emulator, req request, action string) ([]authRequest, *p
 // on "*" (an action without resource-level permissions), one line each.
 var authorizers = map[string]authorizer{
 	"ec2:CreateFleet":              (*Emulator).authzCreateFleet,
+	"iam:CreateServiceLinkedRole":  (*Emulator).authzCreateServiceLinkedRole,
 	"ec2:CreateLaunchTemplate":     (*Emulator).authzCreateLaunchTemplate,
 	"ec2:DeleteLaunchTemplate":     (*Emulator).authzDeleteLaunchTemplate,
 	"ec2:TerminateInstances":       (*Emulator).authzTerminateInstances,
@@ -25,9 +28,12 @@ var authorizers = map[string]authorizer{
 
 // serviceAuthorizers cover every other call of a service.
 var serviceAuthorizers = map[string]authorizer{
-	"iam": (*Emulator).authzIAM,
-	"sqs": (*Emulator).authzSQS,
-	"eks": (*Emulator).authzEKS,
+	"iam":    (*Emulator).authzIAM,
+	"sqs":    (*Emulator).authzSQS,
+	"eks":    (*Emulator).authzEKS,
+	"lambda": (*Emulator).authzLambda,
+	"logs":   (*Emulator).authzLogs,
+	"events": (*Emulator).authzEvents,
 }
 
 func (e *Emulator) authRequests(req request, action string) ([]authRequest, *policy) {
@@ -43,26 +49,36 @@ func (e *Emulator) authRequests(req request, action string) ([]authRequest, *pol
 // authSet collects a call's authorizations once each, in order.
 type authSet struct {
 	out  []authRequest
-	seen map[string]bool
+	seen map[string]int // key -> index in out
 }
 
 func (s *authSet) add(action, resource string, ctx map[string][]string) {
+	s.addFor(action, resource, ctx, -1)
+}
+
+// addFor adds an authorization one launch of a fleet (the override at index
+// launch, or none when -1) needs; launches that need the same share it.
+func (s *authSet) addFor(action, resource string, ctx map[string][]string, launch int) {
 	key := action + " " + resource
-	if t := ctx["ec2:instancetype"]; len(t) > 0 {
-		key += " " + t[0]
+	for _, k := range sortedKeys(ctx) {
+		key += " " + k + "=" + strings.Join(ctx[k], ",")
 	}
 	if s.seen == nil {
-		s.seen = map[string]bool{}
+		s.seen = map[string]int{}
 	}
-	if s.seen[key] {
-		return
+	i, ok := s.seen[key]
+	if !ok {
+		cp := make(map[string][]string, len(ctx))
+		for k, v := range ctx {
+			cp[k] = v
+		}
+		i = len(s.out)
+		s.seen[key] = i
+		s.out = append(s.out, authRequest{action: action, resource: resource, context: cp})
 	}
-	s.seen[key] = true
-	cp := make(map[string][]string, len(ctx))
-	for k, v := range ctx {
-		cp[k] = v
+	if launch >= 0 && !slices.Contains(s.out[i].launches, launch) {
+		s.out[i].launches = append(s.out[i].launches, launch)
 	}
-	s.out = append(s.out, authRequest{action: action, resource: resource, context: cp})
 }
 
 // requestTags are the aws:RequestTag/<key> and aws:TagKeys keys of tags a
@@ -98,72 +114,10 @@ func resourceTags(tags map[string]string, ec2Too bool) map[string][]string {
 }
 
 func (e *Emulator) ec2ARN(typ, id string) string {
-	if typ == "image" {
-		return "arn:aws:ec2:" + e.cfg.Region + "::image/" + id
+	if typ == "image" || typ == "snapshot" { // AWS's own, with no account in their ARNs
+		return "arn:aws:ec2:" + e.cfg.Region + "::" + typ + "/" + id
 	}
 	return "arn:aws:ec2:" + e.cfg.Region + ":" + e.cfg.AccountID + ":" + typ + "/" + id
-}
-
-// authzCreateFleet authorizes an instant fleet as EC2 does a launch: the
-// fleet; every launch template, subnet, security group and image it uses;
-// the network interfaces, instances and volumes it creates (each instance
-// type as ec2:InstanceType, the tags asked for as aws:RequestTag), each for
-// ec2:CreateFleet and for ec2:RunInstances, which an instant fleet performs
-// with the caller's permissions; ec2:CreateTags for every resource it tags
-// (ec2:CreateAction CreateFleet); and iam:PassRole for the role of each
-// template's instance profile, passed to ec2.amazonaws.com.
-func (e *Emulator) authzCreateFleet(req request, _ string) ([]authRequest, *policy) {
-	p := req.form
-	tags := map[string]map[string]string{}
-	for _, m := range p.members("TagSpecification") {
-		tags[p.str(m+".ResourceType")] = p.tags(m + ".Tag")
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var s authSet
-	both := func(resource string, ctx map[string][]string) {
-		s.add("ec2:CreateFleet", resource, ctx)
-		s.add("ec2:RunInstances", resource, ctx)
-	}
-	s.add("ec2:CreateFleet", e.ec2ARN("fleet", "*"), requestTags(tags["fleet"], nil))
-	var types, roles []string
-	for _, c := range p.members("LaunchTemplateConfigs") {
-		lt := e.ltBySpecLocked(p, c+".LaunchTemplateSpecification")
-		if lt == nil {
-			continue
-		}
-		both(e.ec2ARN("launch-template", lt.ID), resourceTags(lt.Tags, true))
-		for _, sg := range lt.SecurityGroups {
-			both(e.ec2ARN("security-group", sg), resourceTags(e.sgTagsLocked(sg), true))
-		}
-		roles = append(roles, e.profileRolesLocked(lt.ProfileName)...)
-		overrides := p.members(c + ".Overrides")
-		if len(overrides) == 0 {
-			types = append(types, lt.InstanceType)
-			both(e.ec2ARN("image", lt.ImageID), nil)
-		}
-		for _, o := range overrides {
-			types = append(types, orDefault(p.str(o+".InstanceType"), lt.InstanceType))
-			both(e.ec2ARN("image", orDefault(p.str(o+".ImageId"), lt.ImageID)), nil)
-			if sub := p.str(o + ".SubnetId"); sub != "" {
-				both(e.ec2ARN("subnet", sub), resourceTags(e.subnetTagsLocked(sub), true))
-			}
-		}
-	}
-	both(e.ec2ARN("network-interface", "*"), nil)
-	for _, t := range types {
-		both(e.ec2ARN("instance", "*"), requestTags(tags["instance"], map[string][]string{"ec2:instancetype": {t}}))
-	}
-	both(e.ec2ARN("volume", "*"), requestTags(tags["volume"], nil))
-	for _, typ := range []string{"fleet", "instance", "volume"} {
-		if len(tags[typ]) > 0 {
-			s.add("ec2:CreateTags", e.ec2ARN(typ, "*"), requestTags(tags[typ], map[string][]string{"ec2:createaction": {"CreateFleet"}}))
-		}
-	}
-	for _, r := range roles {
-		s.add("iam:PassRole", r, map[string][]string{"iam:passedtoservice": {"ec2.amazonaws.com"}})
-	}
-	return s.out, nil
 }
 
 func (e *Emulator) ltBySpecLocked(p params, spec string) *LaunchTemplate {
@@ -227,10 +181,10 @@ func (e *Emulator) authzDeleteLaunchTemplate(req request, action string) ([]auth
 	id, name := req.form.str("LaunchTemplateId"), req.form.str("LaunchTemplateName")
 	for _, lt := range e.lts {
 		if (id != "" && lt.ID == id) || (id == "" && lt.Name == name) {
-			return []authRequest{{action, e.ec2ARN("launch-template", lt.ID), resourceTags(lt.Tags, true)}}, nil
+			return []authRequest{ar(action, e.ec2ARN("launch-template", lt.ID), resourceTags(lt.Tags, true))}, nil
 		}
 	}
-	return []authRequest{{action, e.ec2ARN("launch-template", orDefault(id, "*")), map[string][]string{}}}, nil
+	return []authRequest{ar(action, e.ec2ARN("launch-template", orDefault(id, "*")), map[string][]string{})}, nil
 }
 
 func (e *Emulator) authzTerminateInstances(req request, action string) ([]authRequest, *policy) {
@@ -348,6 +302,19 @@ func (e *Emulator) authzIAM(req request, action string) ([]authRequest, *policy)
 		if action == "iam:CreateRole" && len(p.tags("Tags.member")) > 0 {
 			s.add("iam:TagRole", arn, ctx)
 		}
+	case p.str("UserName") != "":
+		ctx := requestTags(p.tags("Tags.member"), nil)
+		if u := e.iam.users[p.str("UserName")]; u != nil {
+			ctx = resourceTags(u.tags, false)
+		}
+		if pa := p.str("PolicyArn"); pa != "" {
+			ctx["iam:policyarn"] = []string{pa}
+		}
+		arn := e.userResourceLocked(p.str("UserName"))
+		s.add(action, arn, ctx)
+		if action == "iam:CreateUser" && len(p.tags("Tags.member")) > 0 {
+			s.add("iam:TagUser", arn, ctx)
+		}
 	default:
 		s.add(action, "*", map[string][]string{})
 	}
@@ -367,7 +334,7 @@ func (e *Emulator) authzGetParameter(req request, action string) ([]authRequest,
 	if strings.HasPrefix(name, "/aws/") {
 		account = ""
 	}
-	return []authRequest{{action, "arn:aws:ssm:" + e.cfg.Region + ":" + account + ":parameter" + name, map[string][]string{}}}, nil
+	return []authRequest{ar(action, "arn:aws:ssm:"+e.cfg.Region+":"+account+":parameter"+name, map[string][]string{})}, nil
 }
 
 // authzSQS authorizes on the queue's ARN, with the queue's policy as the
@@ -388,15 +355,46 @@ func (e *Emulator) authzSQS(req request, action string) ([]authRequest, *policy)
 		resource = q.policyLocked()
 		ctx = resourceTags(q.tags, false)
 	}
-	return []authRequest{{action, arn, ctx}}, resource
+	if action == "sqs:CreateQueue" && len(in.Tags) > 0 { // tags at creation need sqs:TagQueue too
+		ctx = requestTags(in.Tags, nil)
+		return []authRequest{ar(action, arn, ctx), ar("sqs:TagQueue", arn, requestTags(in.Tags, nil))}, resource
+	}
+	return []authRequest{ar(action, arn, ctx)}, resource
 }
 
-// authzEKS authorizes on the cluster a path names.
+// authzEKS authorizes on the cluster a path names, or on the access entry
+// or Pod Identity association under it that the path goes on to name.
 func (e *Emulator) authzEKS(req request, action string) ([]authRequest, *policy) {
 	parts := strings.Split(strings.Trim(req.path, "/"), "/")
 	resource := "*"
 	if len(parts) >= 2 && parts[0] == "clusters" {
 		resource = "arn:aws:eks:" + e.cfg.Region + ":" + e.cfg.AccountID + ":cluster/" + parts[1]
 	}
-	return []authRequest{{action, resource, map[string][]string{}}}, nil
+	if action == "eks:CreatePodIdentityAssociation" { // the association passes its role to EKS's Pod Identity
+		var in struct {
+			RoleARN string `json:"roleArn"`
+		}
+		_ = json.Unmarshal(req.body, &in)
+		return []authRequest{ar(action, resource, map[string][]string{}),
+			ar("iam:PassRole", in.RoleARN, map[string][]string{"iam:passedtoservice": {"pods.eks.amazonaws.com"}})}, nil
+	}
+	if len(parts) == 4 {
+		id, _ := url.PathUnescape(parts[3])
+		switch parts[2] {
+		case "access-entries": // access-entry/<cluster>/<role|user>/<account>/<name>/<uuid>
+			principal := strings.SplitN(strings.TrimPrefix(id, "arn:aws:iam::"), ":", 2)
+			if len(principal) == 2 {
+				resource = "arn:aws:eks:" + e.cfg.Region + ":" + e.cfg.AccountID + ":access-entry/" + parts[1] + "/" +
+					strings.Replace(principal[1], "/", "/"+principal[0]+"/", 1) + "/*"
+			}
+		case "pod-identity-associations":
+			resource = "arn:aws:eks:" + e.cfg.Region + ":" + e.cfg.AccountID + ":podidentityassociation/" + parts[1] + "/" + id
+		}
+	}
+	return []authRequest{ar(action, resource, map[string][]string{})}, nil
+}
+
+// ar is one authorization, for no launch in particular.
+func ar(action, resource string, ctx map[string][]string) authRequest {
+	return authRequest{action: action, resource: resource, context: ctx}
 }

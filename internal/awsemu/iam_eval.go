@@ -16,6 +16,10 @@ type authRequest struct {
 	action   string              // service:Action, e.g. ec2:RunInstances
 	resource string              // an ARN, or "*" for an action without resource-level permissions
 	context  map[string][]string // condition key, lower case -> values
+	// launches are the overrides of an instant fleet (by index) whose
+	// launches need this authorization: a denial fails those launches, in
+	// the fleet's errors, not the call.
+	launches []int
 }
 
 // subject is who makes a request, as Principal elements name it.

@@ -90,7 +90,7 @@ func TestPolicyDecisionsExplicitDenyWinsAndNothingIsAllowedByDefault(t *testing.
 		if ctx == nil {
 			ctx = map[string][]string{}
 		}
-		if got := identity.decide(authRequest{tc.action, tc.resource, ctx}, nil); got != tc.want {
+		if got := identity.decide(ar(tc.action, tc.resource, ctx), nil); got != tc.want {
 			t.Errorf("%s on %s %v = %d, want %d", tc.action, tc.resource, tc.ctx, got, tc.want)
 		}
 	}
@@ -105,7 +105,7 @@ func TestResourcePoliciesMatchPrincipalsAndTheirDenyApplies(t *testing.T) {
 	tls := map[string][]string{"aws:securetransport": {"true"}}
 	plain := map[string][]string{"aws:securetransport": {"false"}}
 	send := func(ctx map[string][]string) authRequest {
-		return authRequest{"sqs:SendMessage", "arn:aws:sqs:us-east-1:123456789012:q", ctx}
+		return ar("sqs:SendMessage", "arn:aws:sqs:us-east-1:123456789012:q", ctx)
 	}
 	if d := queue.decide(send(tls), events); d != allowed {
 		t.Errorf("EventBridge sending over TLS: %d, want allowed", d)
@@ -114,7 +114,7 @@ func TestResourcePoliciesMatchPrincipalsAndTheirDenyApplies(t *testing.T) {
 		t.Errorf("a role sending: %d, want implicitly denied by the queue's policy", d)
 	}
 	receiver := mustPolicy(t, `{"Statement":{"Effect":"Allow","Action":"sqs:ReceiveMessage","Resource":"*"}}`, identityPolicy)
-	receive := authRequest{"sqs:ReceiveMessage", "arn:aws:sqs:us-east-1:123456789012:q", plain}
+	receive := ar("sqs:ReceiveMessage", "arn:aws:sqs:us-east-1:123456789012:q", plain)
 	if d := decideAll(receive, role, []*policy{receiver}, queue); d != explicitDeny {
 		t.Errorf("receiving without TLS: %d, want the queue's explicit deny to beat the role's allow", d)
 	}

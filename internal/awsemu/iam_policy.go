@@ -23,6 +23,7 @@ const (
 
 // policy is a parsed IAM policy document (the IAM JSON policy grammar).
 type policy struct {
+	doc        string // as written
 	statements []statement
 }
 
@@ -112,7 +113,7 @@ func parsePolicy(doc string, kind policyKind) (*policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &policy{}
+	p := &policy{doc: doc}
 	for i, rs := range stmts {
 		s, err := rs.parse(kind)
 		if err != nil {

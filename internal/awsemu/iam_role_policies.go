@@ -1,6 +1,7 @@
 package awsemu
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 )
@@ -18,23 +19,32 @@ func (e *Emulator) iamPutRolePolicy(p params) (any, *APIError) {
 		return nil, apiErr
 	}
 	name, doc := p.str("PolicyName"), p.str("PolicyDocument")
+	if apiErr := checkInlinePolicy(name, doc, r.inline, maxInlinePolicySize, "role "+r.name); apiErr != nil {
+		return nil, apiErr
+	}
+	r.inline[name] = doc
+	return nil, nil
+}
+
+// checkInlinePolicy checks an inline policy's name and grammar, and that
+// with the others of its user or role (but one of its name) it fits quota.
+func checkInlinePolicy(name, doc string, others map[string]string, quota int, owner string) *APIError {
 	if !policyNamePattern.MatchString(name) {
-		return nil, &APIError{"ValidationError", "The specified value for policyName is invalid"}
+		return &APIError{"ValidationError", "The specified value for policyName is invalid"}
 	}
 	if _, err := parsePolicy(doc, identityPolicy); err != nil {
-		return nil, &APIError{"MalformedPolicyDocument", err.Error()}
+		return &APIError{"MalformedPolicyDocument", err.Error()}
 	}
 	total := policySize(doc)
-	for n, d := range r.inline {
+	for n, d := range others {
 		if n != name {
 			total += policySize(d)
 		}
 	}
-	if total > maxInlinePolicySize {
-		return nil, &APIError{"LimitExceeded", "Maximum policy size of 10240 bytes exceeded for role " + r.name}
+	if total > quota {
+		return &APIError{"LimitExceeded", fmt.Sprintf("Maximum policy size of %d bytes exceeded for %s", quota, owner)}
 	}
-	r.inline[name] = doc
-	return nil, nil
+	return nil
 }
 
 func (e *Emulator) iamGetRolePolicy(p params) (any, *APIError) {
@@ -81,18 +91,8 @@ func (e *Emulator) iamAttachRolePolicy(p params) (any, *APIError) {
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	arn := p.str("PolicyArn")
-	if e.iam.managed[arn] == nil {
-		return nil, &APIError{"NoSuchEntity", "Policy " + arn + " does not exist or is not attachable."}
-	}
-	if contains(r.attached, arn) {
-		return nil, nil
-	}
-	if len(r.attached) >= maxManagedPolicies {
-		return nil, &APIError{"LimitExceeded", "Cannot exceed quota for PoliciesPerRole: 10"}
-	}
-	r.attached = append(r.attached, arn)
-	return nil, nil
+	r.attached, apiErr = e.attachLocked(r.attached, p.str("PolicyArn"))
+	return nil, apiErr
 }
 
 func (e *Emulator) iamDetachRolePolicy(p params) (any, *APIError) {
@@ -100,14 +100,8 @@ func (e *Emulator) iamDetachRolePolicy(p params) (any, *APIError) {
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	arn := p.str("PolicyArn")
-	for i, a := range r.attached {
-		if a == arn {
-			r.attached = append(r.attached[:i], r.attached[i+1:]...)
-			return nil, nil
-		}
-	}
-	return nil, &APIError{"NoSuchEntity", "Policy " + arn + " was not found."}
+	r.attached, apiErr = detach(r.attached, p.str("PolicyArn"))
+	return nil, apiErr
 }
 
 func (e *Emulator) iamListAttachedRolePolicies(p params) (any, *APIError) {
@@ -115,18 +109,47 @@ func (e *Emulator) iamListAttachedRolePolicies(p params) (any, *APIError) {
 	if apiErr != nil {
 		return nil, apiErr
 	}
+	return e.attachedBodyLocked(r.attached), nil
+}
+
+// attachLocked adds a managed policy to a role's or user's, once, within
+// IAM's quota of 10.
+func (e *Emulator) attachLocked(attached []string, arn string) ([]string, *APIError) {
+	if e.managedPolicyLocked(arn) == nil {
+		return attached, &APIError{"NoSuchEntity", "Policy " + arn + " does not exist or is not attachable."}
+	}
+	if contains(attached, arn) {
+		return attached, nil
+	}
+	if len(attached) >= maxManagedPolicies {
+		return attached, &APIError{"LimitExceeded", "Cannot exceed quota for PoliciesPerRole: 10"}
+	}
+	return append(attached, arn), nil
+}
+
+func detach(attached []string, arn string) ([]string, *APIError) {
+	for i, a := range attached {
+		if a == arn {
+			return append(attached[:i], attached[i+1:]...), nil
+		}
+	}
+	return attached, &APIError{"NoSuchEntity", "Policy " + arn + " was not found."}
+}
+
+// attachedBodyLocked is a List*AttachedPolicies answer.
+func (e *Emulator) attachedBodyLocked(attached []string) any {
 	out := struct {
 		Policies  []xmlAttachedPolicy `xml:"AttachedPolicies>member"`
 		Truncated bool                `xml:"IsTruncated"`
 	}{}
-	for _, arn := range r.attached {
-		out.Policies = append(out.Policies, xmlAttachedPolicy{e.iam.managed[arn].name, arn})
+	for _, arn := range attached {
+		out.Policies = append(out.Policies, xmlAttachedPolicy{e.managedPolicyLocked(arn).name, arn})
 	}
-	return out, nil
+	return out
 }
 
 func (e *Emulator) iamGetPolicy(p params) (any, *APIError) {
-	mp := e.iam.managed[p.str("PolicyArn")]
+	mp := e.managedPolicyLocked(p.str("PolicyArn"))
 	if mp == nil {
 		return nil, &APIError{"NoSuchEntity", "Policy " + p.str("PolicyArn") + " was not found."}
 	}
@@ -140,5 +163,6 @@ func (e *Emulator) iamGetPolicy(p params) (any, *APIError) {
 	}
 	return struct {
 		Policy xmlPolicy `xml:"Policy"`
-	}{xmlPolicy{mp.name, "ANPA" + strings.ToUpper(mp.name), mp.arn, "/", "v1", true}}, nil
+	}{xmlPolicy{mp.name, "ANPA" + strings.ToUpper(mp.name), mp.arn, strings.TrimSuffix(strings.TrimPrefix(mp.arn, "arn:aws:iam::aws:policy"), mp.name),
+		"v1", true}}, nil
 }

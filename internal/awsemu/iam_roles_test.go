@@ -36,7 +36,8 @@ func TestRolesPoliciesAndInstanceProfilesThroughTheSDK(t *testing.T) {
 	if doc != nodeTrust || awssdk.ToString(got.Role.Arn) != "arn:aws:iam::123456789012:role/StowageNodeRole-prod" || len(got.Role.Tags) != 1 {
 		t.Errorf("role %s, trust %s, tags %v", awssdk.ToString(got.Role.Arn), doc, got.Role.Tags)
 	}
-	for _, arn := range []string{"arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy", "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"} {
+	for _, arn := range []string{"arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy", "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+		"arn:aws:iam::aws:policy/AmazonEKSWorkerNodeMinimalPolicy", "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly"} {
 		if _, err := c.AttachRolePolicy(ctx, &iam.AttachRolePolicyInput{RoleName: role, PolicyArn: awssdk.String(arn)}); err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +46,7 @@ func TestRolesPoliciesAndInstanceProfilesThroughTheSDK(t *testing.T) {
 		t.Errorf("attaching a policy that does not exist: %v, want NoSuchEntity", err)
 	}
 	attached, err := c.ListAttachedRolePolicies(ctx, &iam.ListAttachedRolePoliciesInput{RoleName: role})
-	if err != nil || len(attached.AttachedPolicies) != 2 || awssdk.ToString(attached.AttachedPolicies[1].PolicyName) != "AmazonEKS_CNI_Policy" {
+	if err != nil || len(attached.AttachedPolicies) != 4 || awssdk.ToString(attached.AttachedPolicies[1].PolicyName) != "AmazonEKS_CNI_Policy" {
 		t.Errorf("attached %v, %v", attached, err)
 	}
 	inline := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*"}]}`

@@ -67,17 +67,22 @@ func (e *Emulator) executionRoleMayPollLocked(roleARN string, q *queue) *APIErro
 
 // identityPoliciesLocked are a role's inline and attached policies.
 func (e *Emulator) identityPoliciesLocked(r *iamRole) []*policy {
+	return e.policiesLocked(r.inline, r.attached)
+}
+
+// policiesLocked parses inline documents and managed policies by ARN.
+func (e *Emulator) policiesLocked(inline map[string]string, attached []string) []*policy {
 	var out []*policy
 	add := func(doc string) {
 		if p, err := parsePolicy(doc, identityPolicy); err == nil {
 			out = append(out, p)
 		}
 	}
-	for _, name := range sortedKeys(r.inline) {
-		add(r.inline[name])
+	for _, name := range sortedKeys(inline) {
+		add(inline[name])
 	}
-	for _, arn := range r.attached {
-		if mp := e.iam.managed[arn]; mp != nil {
+	for _, arn := range attached {
+		if mp := e.managedPolicyLocked(arn); mp != nil && mp.doc != "" {
 			add(mp.doc)
 		}
 	}

@@ -2,12 +2,10 @@ package awsemu_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -15,9 +13,9 @@ import (
 	"github.com/stowage-dev/stowage/internal/awsemu"
 )
 
-// TestEventBridgeSendsOnlyWhereTheQueuePolicyLetsIt puts a spot warning
-// while the queue's policy changes: no policy, a grant to another rule, and
-// a grant to the matching rule; only the last delivers.
+// TestEventBridgeSendsOnlyWhereTheQueuePolicyLetsIt has EC2 warn of a spot
+// interruption while the queue's policy changes: no policy, a grant to
+// another rule, and a grant to the matching rule; only the last delivers.
 func TestEventBridgeSendsOnlyWhereTheQueuePolicyLetsIt(t *testing.T) {
 	e := awsemu.New(awsemu.DefaultConfig())
 	c := client(t, e)
@@ -27,6 +25,7 @@ func TestEventBridgeSendsOnlyWhereTheQueuePolicyLetsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	spot := newWorld(t, e).launch(t, awsemu.CapacitySpot)
 	rule(t, eb, "spot", `{"source":["aws.ec2"],"detail-type":["EC2 Spot Instance Interruption Warning"]}`, "arn:aws:sqs:us-east-1:123456789012:warnings")
 	grant := func(sourceARN string) string {
 		return `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"events.amazonaws.com"},"Action":"sqs:SendMessage",` +
@@ -44,9 +43,7 @@ func TestEventBridgeSendsOnlyWhereTheQueuePolicyLetsIt(t *testing.T) {
 			t.Fatal(err)
 		}
 		q.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: out.QueueUrl})
-		detail, _ := json.Marshal(map[string]string{"instance-id": "i-0123456789abcdef0", "instance-action": "terminate"})
-		if _, err := eb.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{{Source: awssdk.String("aws.ec2"),
-			DetailType: awssdk.String("EC2 Spot Instance Interruption Warning"), Detail: awssdk.String(string(detail))}}}); err != nil {
+		if err := e.Interrupt(spot); err != nil {
 			t.Fatal(err)
 		}
 		if got := len(e.QueueMessages("warnings")); got != tc.want {

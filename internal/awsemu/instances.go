@@ -42,6 +42,9 @@ type Instance struct {
 	InterruptAt time.Time
 	// ReservationID is the Capacity Reservation the instance runs in, if any.
 	ReservationID string
+	// SpotRequestID is a spot instance's spot request (sir-...), as EC2
+	// opens one for each spot launch.
+	SpotRequestID string
 }
 
 func (i *Instance) clone() Instance {
@@ -110,24 +113,33 @@ func (e *Emulator) forgetTerminatedLocked(now time.Time) {
 }
 
 // Instances returns every instance still visible (terminated ones for
-// TerminatedRetention), in launch order, after advancing their states.
+// TerminatedRetention), in launch order, after advancing their states. It is
+// the emulator's own view: Config.VisibilityDelay hides nothing from it.
 func (e *Emulator) Instances() []Instance {
-	return e.instancesWhere(func(string) bool { return true })
+	return e.instancesWhere(func(*Instance) bool { return true })
 }
 
-// instancesWhere returns copies of the instances whose id passes keep, in
-// launch order; only those are copied.
-func (e *Emulator) instancesWhere(keep func(id string) bool) []Instance {
+// instancesWhere returns copies of the instances that pass keep, in launch
+// order; only those are copied. keep is called with the lock held.
+func (e *Emulator) instancesWhere(keep func(*Instance) bool) []Instance {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.advanceLocked()
 	var out []Instance
 	for _, id := range e.order {
-		if keep(id) {
-			out = append(out, e.instances[id].clone())
+		if in := e.instances[id]; keep(in) {
+			out = append(out, in.clone())
 		}
 	}
 	return out
+}
+
+// visibleLocked reports whether EC2's API knows the instance yet: a new one
+// is unknown to DescribeInstances and TerminateInstances for
+// Config.VisibilityDelay after its launch, as EC2's eventual consistency
+// may hide it.
+func (e *Emulator) visibleLocked(in *Instance) bool {
+	return !e.clk.Now().Before(in.LaunchTime.Add(e.cfg.VisibilityDelay))
 }
 
 // Instance returns one instance by id.
@@ -159,12 +171,22 @@ type StateChange struct {
 // Terminate starts shutting the instances down. Like EC2 it fails as a whole
 // (with *NotFoundError) if any id is unknown, and is idempotent otherwise.
 func (e *Emulator) Terminate(ids ...string) ([]StateChange, error) {
+	return e.terminate(ids, func(*Instance) bool { return true })
+}
+
+// terminateVisible is TerminateInstances: an instance EC2 does not show yet
+// (visibleLocked) is as unknown as one that never was.
+func (e *Emulator) terminateVisible(ids []string) ([]StateChange, error) {
+	return e.terminate(ids, e.visibleLocked)
+}
+
+func (e *Emulator) terminate(ids []string, visible func(*Instance) bool) ([]StateChange, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.advanceLocked()
 	var missing []string
 	for _, id := range ids {
-		if _, ok := e.instances[id]; !ok {
+		if in, ok := e.instances[id]; !ok || !visible(in) {
 			missing = append(missing, id)
 		}
 	}

@@ -104,10 +104,13 @@ func (e *Emulator) newInstanceLocked(req FleetRequest, o FleetOverride, lt *Laun
 	in := &Instance{
 		ID: e.newID("i"), InstanceType: o.InstanceType, Zone: s.Zone, SubnetID: s.ID, VpcID: s.VpcID,
 		CapacityType: req.CapacityType, ImageID: image, LaunchTemplate: lt.ID,
-		SecurityGroups: append([]string(nil), lt.SecurityGroups...), ProfileARN: lt.ProfileARN,
+		SecurityGroups: append([]string(nil), e.launchGroupsLocked(lt, s)...), ProfileARN: lt.ProfileARN,
 		UserData: lt.UserData, HTTPTokens: lt.HTTPTokens, HopLimit: lt.HopLimit, Tags: tags,
 		ClientToken: req.ClientToken, PrivateIP: fmt.Sprintf("10.0.%d.%d", len(e.order)/250%250, len(e.order)%250+4),
 		State: StatePending, LaunchTime: now, StateSince: now,
+	}
+	if req.CapacityType == CapacitySpot { // from the instance's id: the seeded ids stay as they were
+		in.SpotRequestID = "sir-" + in.ID[len(in.ID)-8:]
 	}
 	e.instances[in.ID] = in
 	e.order = append(e.order, in.ID)

@@ -2,6 +2,7 @@ package awsemu
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -32,6 +33,11 @@ type Image struct {
 	CreationDate time.Time
 	Tags         map[string]string
 	Deprecated   bool
+	// RootSnapshot is the EBS snapshot of the image's root volume (every
+	// EKS AMI is EBS-backed); AddImage gives one when empty.
+	RootSnapshot string
+	// RootVolumeSize is that volume's size in GiB; 20 when zero.
+	RootVolumeSize int32
 }
 
 // LaunchTemplate is an emulated launch template; only the data a launch uses is kept.
@@ -48,7 +54,12 @@ type LaunchTemplate struct {
 	HopLimit       int32
 	Tags           map[string]string // tags on the template itself
 	InstanceTags   map[string]string // TagSpecifications for instances
+	// TagSpecs are the template's TagSpecifications by resource type
+	// (instance, volume, network-interface, spot-instances-request).
+	TagSpecs       map[string]map[string]string
 	BlockDevices   []BlockDevice
+	KeyName        string // key pair, when set
+	PlacementGroup string // placement group name, when set
 	CreateTime     time.Time
 	// ReservationPreference is CapacityReservationSpecification's preference:
 	// open (the default), none or capacity-reservations-only.
@@ -63,6 +74,7 @@ type BlockDevice struct {
 	VolumeSize int32
 	VolumeType string
 	Encrypted  bool
+	SnapshotID string // the snapshot the volume is created from, when set
 }
 
 type networkState struct {
@@ -134,6 +146,12 @@ func (e *Emulator) AddImage(img Image) string {
 	}
 	if img.CreationDate.IsZero() {
 		img.CreationDate = e.clk.Now()
+	}
+	if img.RootSnapshot == "" { // from the image's id: the seeded ids stay as they were
+		img.RootSnapshot = "snap-" + strings.TrimPrefix(img.ID, "ami-")
+	}
+	if img.RootVolumeSize == 0 {
+		img.RootVolumeSize = 20
 	}
 	img.Tags = cloneTags(img.Tags)
 	e.network.images[img.ID] = &img

@@ -15,10 +15,13 @@ import (
 type params struct {
 	v        url.Values
 	prefixes map[string]bool // every dotted prefix of every key
+	// launchDenials are the launches of an instant fleet the authorizer
+	// denied: override index -> the fleet's error for it.
+	launchDenials map[int]FleetDenial
 }
 
 func newParams(v url.Values) params {
-	p := params{v: v, prefixes: make(map[string]bool, len(v)*2)}
+	p := params{v: v, prefixes: make(map[string]bool, len(v)*2), launchDenials: map[int]FleetDenial{}}
 	for k := range v {
 		for i := range len(k) {
 			if k[i] == '.' {

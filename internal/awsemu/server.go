@@ -187,7 +187,8 @@ func iamAction(req request) string {
 	if p, ok := iamPrefixes[req.service]; ok {
 		prefix = p
 	}
-	return prefix + ":" + req.action
+	action := prefix + ":" + req.action
+	return orDefault(iamActionNames[action], action)
 }
 
 func (e *Emulator) writeError(w http.ResponseWriter, req request, status int, code, msg string) {

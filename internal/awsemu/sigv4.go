@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -100,15 +101,24 @@ func verifySigV4(r *http.Request, body []byte, sig sigV4, cred Credential, servi
 
 // canonicalRequest is SigV4's canonical form of r.
 func canonicalRequest(r *http.Request, body []byte, sig sigV4) string {
-	path := r.URL.EscapedPath()
+	// Every service but S3 signs its path encoded twice: the escaped path's
+	// segments encoded once more.
+	segments := strings.Split(r.URL.EscapedPath(), "/")
+	for i, seg := range segments {
+		segments[i] = rfc3986(seg)
+	}
+	path := strings.Join(segments, "/")
 	if path == "" {
 		path = "/"
 	}
 	headers := make([]string, 0, len(sig.signedHeaders))
 	for _, h := range sig.signedHeaders {
 		value := strings.Join(r.Header.Values(h), ",")
-		if h == "host" {
-			value = r.Host
+		switch { // a client's request handed over in process keeps these outside its headers
+		case h == "host":
+			value = orDefault(r.Host, r.URL.Host)
+		case h == "content-length" && value == "" && r.ContentLength >= 0:
+			value = strconv.FormatInt(r.ContentLength, 10)
 		}
 		headers = append(headers, h+":"+strings.Join(strings.Fields(value), " ")+"\n")
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// The credentials the emulator's STS knows from the start: those the tests
-// and the bed sign with, an IAM user of the account.
+// The credentials the emulator's STS knows from the start: the
+// Administrator user's, which tests and the bed sign with.
 const (
 	DefaultAccessKeyID     = "AKIDEMULATOR"
 	DefaultSecretAccessKey = "secret"
@@ -34,11 +34,8 @@ type stsState struct {
 	creds map[string]Credential // access key id -> credential
 }
 
-func newSTSState(cfg Config) stsState {
-	s := stsState{creds: map[string]Credential{}}
-	s.creds[DefaultAccessKeyID] = Credential{AccessKeyID: DefaultAccessKeyID, SecretAccessKey: DefaultSecretAccessKey,
-		ARN: "arn:aws:iam::" + cfg.AccountID + ":user/emulator", UserID: "AIDAEMULATOR000000001"}
-	return s
+func newSTSState() stsState {
+	return stsState{creds: map[string]Credential{}} // New seeds the Administrator's key
 }
 
 // AddCredential makes STS know an access key.

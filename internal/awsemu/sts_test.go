@@ -27,7 +27,7 @@ func TestGetCallerIdentityVerifiesTheSignature(t *testing.T) {
 	cfg := client(t, e)
 	ctx := context.Background()
 	out, err := sts.NewFromConfig(cfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
-	if err != nil || awssdk.ToString(out.Arn) != "arn:aws:iam::123456789012:user/emulator" || awssdk.ToString(out.Account) != "123456789012" {
+	if err != nil || awssdk.ToString(out.Arn) != "arn:aws:iam::123456789012:user/administrator" || awssdk.ToString(out.Account) != "123456789012" {
 		t.Fatalf("GetCallerIdentity: %+v, %v; want the emulator's user", out, err)
 	}
 	e.AddCredential(awsemu.Credential{AccessKeyID: "ASIAROLE", SecretAccessKey: "s3cr3t", SessionToken: "tok",
@@ -77,7 +77,7 @@ func TestPresignedGetCallerIdentityAnswersAnEKSToken(t *testing.T) {
 		}
 	}
 	if err := json.Unmarshal(body, &doc); status != http.StatusOK || err != nil ||
-		doc.GetCallerIdentityResponse.GetCallerIdentityResult.Arn != "arn:aws:iam::123456789012:user/emulator" {
+		doc.GetCallerIdentityResponse.GetCallerIdentityResult.Arn != "arn:aws:iam::123456789012:user/administrator" {
 		t.Fatalf("replaying the token: %d %s (%v)", status, body, err)
 	}
 	if status, body := replay(t, raw, "other-cluster"); status != http.StatusForbidden || !strings.Contains(string(body), "SignatureDoesNotMatch") {

@@ -13,7 +13,7 @@ import (
 // field is replaced by a token, the object is written as YAML, and each
 // token's line becomes its template text.
 type holes struct {
-	inline map[string]string               // token -> template expression, on the token's line
+	inline map[string]string                     // token -> template expression, on the token's line
 	blocks map[string]func(indent string) string // token -> lines replacing the whole line
 }
 

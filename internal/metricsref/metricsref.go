@@ -18,6 +18,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	// The AWS cloud provider `stowage run` builds registers its own metrics.
+	_ "github.com/stowage-dev/stowage/controller/aws"
 	// stowage run's build info, which its main registers.
 	_ "github.com/stowage-dev/stowage/controller/buildinfo"
 	cpmetrics "github.com/stowage-dev/stowage/controller/cloudprovider/metrics"

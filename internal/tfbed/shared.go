@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stowage-dev/stowage/internal/iamcheck"
 )
 
 // shared is a test package's one Env, started by the first test that needs
@@ -23,6 +25,10 @@ var shared struct {
 // shared by those that call Shared, and stops it after them.
 func Main(m *testing.M, o Options) int {
 	shared.opts = o
+	return iamcheck.Run(func() int { return run(m) })
+}
+
+func run(m *testing.M) int {
 	code := m.Run()
 	if shared.env != nil {
 		if err := shared.env.Stop(); err != nil {

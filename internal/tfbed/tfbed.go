@@ -22,6 +22,7 @@ import (
 	"runtime"
 	"sort"
 
+	"github.com/stowage-dev/stowage/controller/aws/iampolicy"
 	"github.com/stowage-dev/stowage/internal/awsemu"
 	"github.com/stowage-dev/stowage/internal/testbed"
 	"github.com/stowage-dev/stowage/internal/testenv"
@@ -122,12 +123,15 @@ func (e *Env) prepare(ctx context.Context) error {
 	if e.CLI, err = tfcli.New(filepath.Join(e.Dir, "terraform"), b.ControlPlane.KubeconfigPath); err != nil {
 		return err
 	}
-	// Terraform runs as an IAM user of the account, an administrator, as a
-	// platform team's pipeline does; the cluster maps it to system:masters,
-	// as its creator's access entry would, so that a provider block with
-	// eks_cluster_name authenticates with a token STS verifies.
-	b.Emulator.AddCredential(awsemu.Credential{AccessKeyID: terraformKey, SecretAccessKey: terraformSecret,
-		ARN: TerraformUserARN, UserID: "AIDATERRAFORM00000001"})
+	// Terraform runs as an IAM user of the account holding exactly the
+	// operator's policy (iampolicy.Operator), as a platform team's pipeline
+	// does, so that a call the policy lacks fails; the cluster maps it to
+	// system:masters, as its creator's access entry would, so that a provider
+	// block with eks_cluster_name authenticates with a token STS verifies.
+	if err := b.Emulator.AddUser("terraform", terraformKey, terraformSecret,
+		map[string]string{"StowageOperator": iampolicy.Operator().JSON()}); err != nil {
+		return err
+	}
 	b.TokenWebhook.MapRole(TerraformUserARN, testbed.RoleMapping{Username: "terraform", Groups: []string{"system:masters"}})
 	e.CLI.Env = append(e.CLI.Env, "AWS_CA_BUNDLE="+e.CABundle, "AWS_ACCESS_KEY_ID="+terraformKey,
 		"AWS_SECRET_ACCESS_KEY="+terraformSecret, "AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull,

@@ -1,13 +1,16 @@
 package moduletest_test
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/internal/tfcli"
 )
 
@@ -146,6 +149,11 @@ func checkSeedPattern(t *testing.T, e *env) {
 	if got := requirementValues(onDemand, "stowage.dev/capacity-type"); !slices.Equal(got, []string{"on-demand"}) {
 		t.Errorf("web-on-demand capacity types %v", got)
 	}
+	for _, name := range []string{"web-spot", "web-on-demand"} {
+		if got := requirementValues(e.get(t, "nodepools", name), "stowage.dev/instance-cpu"); !slices.Equal(got, []string{"16"}) {
+			t.Errorf("%s caps instance-cpu at %v; want 16 by default, as the seed's pools", name, got)
+		}
+	}
 	gpu := e.get(t, "nodepools", "gpu-inference")
 	if p := nested[string](gpu, "spec", "disruption", "consolidationPolicy"); p != "WhenEmpty" {
 		t.Errorf("gpu-inference consolidationPolicy %q, want WhenEmpty", p)
@@ -277,4 +285,30 @@ func requirementValues(pool *unstructured.Unstructured, key string) []string {
 		}
 	}
 	return nil
+}
+
+// TestNodePoolsModuleRefusesPoolsItDidNotMake: with its default name_prefix,
+// the module's plan fails on a web-spot the cluster already has (made with
+// kubectl), naming the import block; the pool is left as it was.
+func TestNodePoolsModuleRefusesPoolsItDidNotMake(t *testing.T) {
+	e := start(t)
+	e.InstallCRDs(t)
+	existing := &unstructured.Unstructured{Object: map[string]any{"apiVersion": v1alpha1.SchemeGroupVersion.String(), "kind": "NodePool",
+		"metadata": map[string]any{"name": "web-spot"},
+		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"nodeClassRef": map[string]any{"name": "theirs"},
+			"requirements": []any{map[string]any{"key": "stowage.dev/capacity-type", "operator": "In", "values": []any{"on-demand"}}}}}}}}
+	res := e.dyn.Resource(v1alpha1.SchemeGroupVersion.WithResource("nodepools"))
+	if _, err := res.Create(context.Background(), existing, metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := root(t, "node-pools", seedPools)
+	e.tf.MustRun(t, dir, "init", "-input=false")
+	out, err := e.tf.Run(dir, "plan", "-input=false")
+	flat := tfcli.OneLine(out)
+	if err == nil || !strings.Contains(flat, "NodePool web-spot already exists") || !strings.Contains(flat, `id = "web-spot"`) {
+		t.Fatalf("the module's plan over an existing web-spot: err %v, want it refused naming the import block:\n%s", err, out)
+	}
+	if got := requirementValues(e.get(t, "nodepools", "web-spot"), "stowage.dev/capacity-type"); !slices.Equal(got, []string{"on-demand"}) {
+		t.Errorf("the existing web-spot changed: capacity types %v", got)
+	}
 }

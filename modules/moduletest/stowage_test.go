@@ -75,6 +75,7 @@ module "stowage" {
   interruption_handler_architecture = var.lambda_architecture
   controller                        = { settings = { "batch-idle-duration" = "1s" } }
   tags                              = { team = "platform" }
+  create_spot_service_linked_role   = true
 }
 
 resource "stowage_node_class" "general" {
@@ -143,7 +144,7 @@ func TestStowageModuleDeploysEverythingAndDestroysCleanly(t *testing.T) {
 	}
 	destroy := append([]string{"destroy", "-input=false", "-auto-approve"}, vars("true")...)
 	e.DestroyOnFailure(t, dir, destroy)
-	applyAndPlanClean(t, e, dir, vars("false"), "Plan: 7 to add, 0 to change, 0 to destroy")
+	applyAndPlanClean(t, e, dir, vars("false"), "Plan: 8 to add, 0 to change, 0 to destroy")
 	out := stowageOutputs(t, e, dir)
 	checkPodIdentity(t, e, out)
 	checkAWSSide(t, e, out)

@@ -9,6 +9,13 @@ locals {
 
   zone_requirement = length(var.zones) > 0 ? [{ key = "topology.kubernetes.io/zone", operator = "In", values = var.zones, min_values = null }] : []
 
+  # The size caps: a pool of small pods with no cap puts most of a batch on
+  # one .metal node, which the cheapest fit often is.
+  size_cap = {
+    for class, cpu in { web = var.web.max_instance_cpu, batch = var.batch.max_instance_cpu } :
+    class => cpu == null ? [] : [{ key = "stowage.dev/instance-cpu", operator = "Lte", values = [tostring(cpu)], min_values = null }]
+  }
+
   # Every pool's name and requirements, from the inputs alone: the pool
   # resources are made from them, and the policy_node_pools output hands them
   # to the controller's policy without a reference to the resources (which
@@ -20,7 +27,7 @@ locals {
       requirement = concat([
         { key = "stowage.dev/instance-family", operator = "In", values = var.web.instance_families, min_values = null },
         { key = "stowage.dev/capacity-type", operator = "In", values = ["spot"], min_values = null },
-      ], local.zone_requirement)
+      ], local.size_cap.web, local.zone_requirement)
     }
     web-on-demand = {
       enabled = var.web.enabled
@@ -28,7 +35,7 @@ locals {
       requirement = concat([
         { key = "stowage.dev/instance-family", operator = "In", values = var.web.instance_families, min_values = null },
         { key = "stowage.dev/capacity-type", operator = "In", values = ["on-demand"], min_values = null },
-      ], local.zone_requirement)
+      ], local.size_cap.web, local.zone_requirement)
     }
     batch = {
       enabled = var.batch.enabled
@@ -36,7 +43,7 @@ locals {
       requirement = concat([
         { key = "stowage.dev/instance-family", operator = "In", values = var.batch.instance_families, min_values = null },
         { key = "stowage.dev/capacity-type", operator = "In", values = ["spot"], min_values = null },
-      ], local.zone_requirement)
+      ], local.size_cap.batch, local.zone_requirement)
     }
     gpu_inference = {
       enabled = var.gpu_inference.enabled
@@ -74,9 +81,10 @@ locals {
 resource "stowage_node_class" "general" {
   count = var.web.enabled || var.batch.enabled ? 1 : 0
 
-  name = "${var.name_prefix}general"
-  role = var.node_role
-  tags = var.tags
+  name           = "${var.name_prefix}general"
+  adopt_existing = var.adopt_existing
+  role           = var.node_role
+  tags           = var.tags
 
   ami_selector_term {
     alias = "bottlerocket@latest"
@@ -92,9 +100,10 @@ resource "stowage_node_class" "general" {
 resource "stowage_node_class" "gpu" {
   count = var.gpu_inference.enabled ? 1 : 0
 
-  name = "${var.name_prefix}gpu"
-  role = var.node_role
-  tags = var.tags
+  name           = "${var.name_prefix}gpu"
+  adopt_existing = var.adopt_existing
+  role           = var.node_role
+  tags           = var.tags
 
   ami_selector_term {
     alias = "al2023@latest"
@@ -119,9 +128,10 @@ resource "stowage_node_class" "gpu" {
 resource "stowage_node_class" "gpu_training" {
   count = var.gpu_training.enabled ? 1 : 0
 
-  name = "${var.name_prefix}gpu-training"
-  role = var.node_role
-  tags = var.tags
+  name           = "${var.name_prefix}gpu-training"
+  adopt_existing = var.adopt_existing
+  role           = var.node_role
+  tags           = var.tags
 
   ami_selector_term {
     alias = "al2023@latest"

@@ -10,6 +10,7 @@ resource "stowage_node_pool" "web" {
   limits                   = each.value.limits
   expire_after             = var.web.expire_after
   allow_destroy_with_nodes = var.allow_destroy_with_nodes
+  adopt_existing           = var.adopt_existing
 
   node_class_ref {
     name = stowage_node_class.general[0].name
@@ -48,6 +49,7 @@ resource "stowage_node_pool" "batch" {
   limits                   = var.batch.limits
   expire_after             = var.batch.expire_after
   allow_destroy_with_nodes = var.allow_destroy_with_nodes
+  adopt_existing           = var.adopt_existing
 
   node_class_ref {
     name = stowage_node_class.general[0].name
@@ -94,6 +96,7 @@ resource "stowage_node_pool" "gpu_inference" {
   limits                   = var.gpu_inference.limits
   expire_after             = var.gpu_inference.expire_after
   allow_destroy_with_nodes = var.allow_destroy_with_nodes
+  adopt_existing           = var.adopt_existing
 
   node_class_ref {
     name = stowage_node_class.gpu[0].name
@@ -140,6 +143,7 @@ resource "stowage_node_pool" "gpu_training" {
   limits                   = var.gpu_training.limits
   expire_after             = "Never"
   allow_destroy_with_nodes = var.allow_destroy_with_nodes
+  adopt_existing           = var.adopt_existing
 
   node_class_ref {
     name = stowage_node_class.gpu_training[0].name

@@ -73,12 +73,15 @@ variable "business_hours" {
 variable "web" {
   description = <<-EOT
     The web class: a spot pool (`web-spot`) tried first and an on-demand pool (`web-on-demand`) of lower weight that
-    takes over when spot is short, both on the same diversified families. `budget` caps disruption at any time;
+    takes over when spot is short, both on the same diversified families, of at most `max_instance_cpu` vCPUs (16 by
+    default, as the seed's pools: without a cap the cheapest fit for a large batch of pods is often one .metal node
+    that holds most of them; null lifts it). `budget` caps disruption at any time;
     `business_hours_budget` caps the `business_hours_reasons` during `business_hours`. Limits are per pool.
   EOT
   type = object({
     enabled                = optional(bool, true)
     instance_families      = optional(list(string), ["c6i", "c7i", "m6i", "m7i", "c6a", "m6a"])
+    max_instance_cpu       = optional(number, 16)
     spot_weight            = optional(number, 100)
     on_demand_weight       = optional(number, 10)
     spot_limits            = optional(map(string), { cpu = "1000", memory = "4000Gi" })
@@ -92,6 +95,10 @@ variable "web" {
   })
   default  = {}
   nullable = false
+  validation {
+    condition     = var.web.max_instance_cpu == null ? true : var.web.max_instance_cpu >= 2
+    error_message = "web.max_instance_cpu must be at least 2 vCPUs, or null for no cap."
+  }
   validation {
     condition     = length(var.web.instance_families) >= 2
     error_message = "web.instance_families must list at least two families (say four or more): a pool of one family reintroduces the shortages Stowage falls back from."
@@ -113,11 +120,13 @@ variable "web" {
 variable "batch" {
   description = <<-EOT
     The batch class: one spot pool (`batch-spot`), tainted so that only pods that tolerate `taint` land there, and
-    consolidated only when empty by default so that running jobs are not moved.
+    consolidated only when empty by default so that running jobs are not moved; its nodes have at most
+    `max_instance_cpu` vCPUs (32 by default; null lifts the cap).
   EOT
   type = object({
     enabled                = optional(bool, true)
     instance_families      = optional(list(string), ["c6i", "c7i", "m6i", "m7i", "r6i", "r7i"])
+    max_instance_cpu       = optional(number, 32)
     weight                 = optional(number, 20)
     limits                 = optional(map(string), { cpu = "2000", memory = "8000Gi" })
     labels                 = optional(map(string), { tier = "batch" })
@@ -131,6 +140,10 @@ variable "batch" {
   })
   default  = {}
   nullable = false
+  validation {
+    condition     = var.batch.max_instance_cpu == null ? true : var.batch.max_instance_cpu >= 2
+    error_message = "batch.max_instance_cpu must be at least 2 vCPUs, or null for no cap."
+  }
   validation {
     condition     = length(var.batch.instance_families) >= 2
     error_message = "batch.instance_families must list at least two families: spot capacity is found across many."
@@ -252,6 +265,13 @@ variable "gpu_training" {
     condition     = alltrue([for r in var.gpu_training.business_hours_reasons : contains(["Empty", "Underutilized", "Drifted"], r)])
     error_message = "gpu_training.business_hours_reasons must be among Empty, Underutilized and Drifted (expiry is not budgeted)."
   }
+}
+
+variable "adopt_existing" {
+  description = "Lets the module take over NodePools and NodeClasses of its names that already exist in the cluster (made with kubectl or another state), overwriting them with its configuration. False by default: a plan that would create an object that exists fails, naming the import block that brings it under Terraform unchanged; set `name_prefix` to keep the module's objects apart from others."
+  type        = bool
+  default     = false
+  nullable    = false
 }
 
 variable "allow_destroy_with_nodes" {

@@ -64,3 +64,7 @@ resource "stowage_controller_role" "this" {
     }
   }
 }
+
+resource "stowage_spot_service_linked_role" "this" {
+  count = var.create_spot_service_linked_role ? 1 : 0
+}

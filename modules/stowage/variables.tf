@@ -392,3 +392,10 @@ variable "destroy_node_claims" {
   default     = false
   nullable    = false
 }
+
+variable "create_spot_service_linked_role" {
+  description = "Creates the account's spot service-linked role, `AWSServiceRoleForEC2Spot` (`stowage_spot_service_linked_role`), which EC2 needs for spot launches. Turn it on in an account that has never run spot instances: EC2 would create the role on the first spot launch, but the controller's policy does not allow it (`iam:CreateServiceLinkedRole`), and spot launches then fail with `AuthFailure.ServiceLinkedRoleCreationNotPermitted`. An existing role is adopted; destroying leaves it."
+  type        = bool
+  default     = false
+  nullable    = false
+}

@@ -87,6 +87,10 @@ func IgnoreNotFound(err error) error {
 // IsThrottled reports whether err is a throttling error (after the SDK's retries).
 func IsThrottled(err error) bool { return throttleCodes[Code(err)] }
 
+// IsUnauthorizedCode reports whether an error code (from an API error or a
+// fleet's errorSet) means IAM denied the caller.
+func IsUnauthorizedCode(code string) bool { return authCodes[code] && !credentialCodes[code] }
+
 // IsUnauthorized reports whether err is an authorisation failure.
 func IsUnauthorized(err error) bool { return authCodes[Code(err)] }
 

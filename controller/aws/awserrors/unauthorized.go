@@ -3,6 +3,7 @@ package awserrors
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/aws/smithy-go"
@@ -20,6 +21,8 @@ var credentialCodes = map[string]bool{"AuthFailure": true, "UnrecognizedClientEx
 type UnauthorizedError struct {
 	// Action is the IAM action that was refused, e.g. ec2:CreateFleet.
 	Action string
+	// Resource is the ARN it was refused on, when AWS names one.
+	Resource string
 	// Code is AWS's error code: UnauthorizedOperation, AccessDenied, AccessDeniedException...
 	Code string
 	err  error
@@ -35,8 +38,34 @@ func AsUnauthorized(err error) (*UnauthorizedError, bool) {
 	if !IsUnauthorized(err) {
 		return nil, false
 	}
-	return &UnauthorizedError{Action: MissingAction(err), Code: Code(err), err: err}, true
+	var msg string
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		msg = apiErr.ErrorMessage()
+	}
+	return &UnauthorizedError{Action: MissingAction(err), Resource: deniedResource(msg), Code: Code(err), err: err}, true
 }
+
+// NewUnauthorized is the UnauthorizedError of an error AWS reports inside an
+// answer rather than as the call's error, such as a fleet's: its code and
+// message ("... is not authorized to perform: ec2:RunInstances on resource: ...").
+func NewUnauthorized(code, message string) *UnauthorizedError {
+	action := "an AWS action"
+	if m := actionPattern.FindStringSubmatch(message); m != nil {
+		action = m[1]
+	}
+	return &UnauthorizedError{Action: action, Resource: deniedResource(message), Code: code, err: errors.New(code + ": " + message)}
+}
+
+// deniedResource is the ARN a denial's message names, or "".
+func deniedResource(message string) string {
+	if m := resourcePattern.FindStringSubmatch(message); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+var resourcePattern = regexp.MustCompile(`on resource: (\S+?)(?:\.? |$)`)
 
 // WrapUnauthorized returns an UnauthorizedError for an authorisation failure and err otherwise.
 func WrapUnauthorized(err error) error {
@@ -47,6 +76,9 @@ func WrapUnauthorized(err error) error {
 }
 
 func (e *UnauthorizedError) Error() string {
+	if e.Resource != "" {
+		return fmt.Sprintf("not authorized to perform %s on %s (%s)", e.Action, e.Resource, e.Code)
+	}
 	return fmt.Sprintf("not authorized to perform %s (%s)", e.Action, e.Code)
 }
 
@@ -61,7 +93,38 @@ func (e *UnauthorizedError) Message() string {
 	if credentialCodes[e.Code] {
 		return fmt.Sprintf("AWS rejected the controller's credentials calling %s (%s); check its IAM role or Pod Identity association", e.Action, e.Code)
 	}
+	if e.Resource != "" {
+		return fmt.Sprintf("missing IAM permission %s on %s (%s); allow it in the controller's IAM policy "+
+			"(stowage_controller_policy or iampolicy.Controller generates one that does)", e.Action, e.Resource, e.Code)
+	}
 	return fmt.Sprintf("missing IAM permission %s (%s); allow it in the controller's IAM policy", e.Action, e.Code)
+}
+
+// Unauthorized lists every UnauthorizedError err holds, however joined.
+func Unauthorized(err error) []*UnauthorizedError {
+	var out []*UnauthorizedError
+	var walk func(error)
+	walk = func(err error) {
+		if ue, ok := err.(*UnauthorizedError); ok { //nolint:errorlint // walking the tree by hand
+			out = append(out, ue)
+			return
+		}
+		switch x := err.(type) { //nolint:errorlint // walking the tree by hand
+		case interface{ Unwrap() []error }:
+			for _, e := range x.Unwrap() {
+				walk(e)
+			}
+		case interface{ Unwrap() error }:
+			walk(x.Unwrap())
+		}
+	}
+	walk(err)
+	if len(out) == 0 {
+		if ue, ok := AsUnauthorized(err); ok {
+			out = append(out, ue)
+		}
+	}
+	return out
 }
 
 // MissingAction names the IAM action an authorisation failure is about: the one

@@ -157,8 +157,8 @@ func actionsOf(scope sdk.Scope, verbs ...string) []string {
 }
 
 func (c ControllerConfig) ec2(typ string) string {
-	if typ == "image" {
-		return "arn:" + c.partition() + ":ec2:" + c.Region + "::image/*"
+	if typ == "image" || typ == "snapshot" { // AWS's public images and their snapshots name no account
+		return "arn:" + c.partition() + ":ec2:" + c.Region + "::" + typ + "/*"
 	}
 	return "arn:" + c.partition() + ":ec2:" + c.Region + ":" + c.AccountID + ":" + typ + "/*"
 }
@@ -187,8 +187,8 @@ func (c ControllerConfig) document(types []string, typeOperator string) Document
 		{Sid: "Prices", Action: actionsOf(sdk.ScopePrices), Resource: []string{"*"}},
 		{Sid: "PublicImageParameters", Action: actionsOf(sdk.ScopePublicParameters),
 			Resource: []string{"arn:" + c.partition() + ":ssm:" + c.Region + "::parameter/aws/service/*"}},
-		{Sid: "LaunchInTheRegion", Action: launch,
-			Resource: []string{c.ec2("image"), c.ec2("subnet"), c.ec2("security-group"), c.ec2("network-interface")}},
+		{Sid: "LaunchInTheRegion", Action: launch, Resource: []string{c.ec2("image"), c.ec2("snapshot"), c.ec2("subnet"),
+			c.ec2("security-group"), c.ec2("network-interface"), c.ec2("spot-instances-request"), c.ec2("capacity-reservation")}},
 		{Sid: "LaunchFromTheClustersTemplates", Action: launch, Resource: []string{c.ec2("launch-template")},
 			Condition: Conditions{}.with("StringEquals", "aws:ResourceTag/"+tagTemplates, c.Cluster)},
 		{Sid: "CreateFleetsAndVolumesForThePools", Action: launch, Resource: []string{c.ec2("fleet"), c.ec2("volume")},

@@ -39,15 +39,18 @@ type LaunchRequest struct {
 	Tags         map[string]string
 }
 
-// Launch makes one CreateFleet call. It returns the instance started, or nil
-// with the offerings EC2 reported short; an error means the call itself failed.
+// Launch makes one CreateFleet call. It returns the instance started, or nil,
+// with the offerings EC2 would not launch: short of capacity, or denied by
+// IAM (Reason UnauthorizedOperation). The error is the call's own, or, when
+// nothing launched, every error of the fleet that was not a shortage
+// (denials as *awserrors.UnauthorizedError), joined.
 func (p *Provider) Launch(ctx context.Context, req LaunchRequest) (*Instance, []cloudprovider.UnavailableOffering, error) {
 	in := p.fleetInput(req)
 	out, err := p.ec2.CreateFleet(ctx, in)
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating fleet: %w", err)
 	}
-	short := shortages(out.Errors, req)
+	short, failed := shortages(out.Errors, req)
 	for _, fi := range out.Instances {
 		if len(fi.InstanceIds) == 0 || fi.LaunchTemplateAndOverrides == nil || fi.LaunchTemplateAndOverrides.Overrides == nil {
 			continue
@@ -62,12 +65,29 @@ func (p *Provider) Launch(ctx context.Context, req LaunchRequest) (*Instance, []
 	// EC2 would give this answer again to the same token: the claim's next
 	// fleet is a new request.
 	p.unfilled.add(req.Claim)
-	if len(short) == 0 && len(out.Errors) > 0 {
-		e := out.Errors[0]
-		return nil, nil, fmt.Errorf("creating fleet: %s: %s", aws.ToString(e.ErrorCode), aws.ToString(e.ErrorMessage))
+	if len(failed) > 0 {
+		return nil, short, &FleetError{Errs: failed}
 	}
 	return nil, short, nil
 }
+
+// FleetError is every error an instant fleet that launched nothing reported
+// besides its shortages: the call succeeded, its launches did not.
+type FleetError struct {
+	// Errs are the errors, once each; IAM's denials as *awserrors.UnauthorizedError.
+	Errs []error
+}
+
+func (e *FleetError) Error() string {
+	msgs := make([]string, 0, len(e.Errs))
+	for _, err := range e.Errs {
+		msgs = append(msgs, err.Error())
+	}
+	return "creating fleet: " + strings.Join(msgs, "; ")
+}
+
+// Unwrap returns the errors.
+func (e *FleetError) Unwrap() []error { return e.Errs }
 
 // overrideOf finds the override a fleet answer is about; the request has at
 // most one per (instance type, subnet).
@@ -85,18 +105,36 @@ func overrideOf(req LaunchRequest, instanceType, subnetID string) Override {
 	return Override{}
 }
 
-func shortages(errs []ec2types.CreateFleetError, req LaunchRequest) []cloudprovider.UnavailableOffering {
+// shortages sorts a fleet's errors: the offerings EC2 would not launch
+// (short of capacity, or denied by IAM), and every error other than a
+// shortage (each denial as an *awserrors.UnauthorizedError), once each.
+func shortages(errs []ec2types.CreateFleetError, req LaunchRequest) ([]cloudprovider.UnavailableOffering, []error) {
 	var out []cloudprovider.UnavailableOffering
+	var failed []error
+	seen := map[string]bool{}
 	for _, e := range errs {
-		code := aws.ToString(e.ErrorCode)
-		if !awserrors.IsCapacityCode(code) || e.LaunchTemplateAndOverrides == nil || e.LaunchTemplateAndOverrides.Overrides == nil {
+		code, msg := aws.ToString(e.ErrorCode), aws.ToString(e.ErrorMessage)
+		denied := awserrors.IsUnauthorizedCode(code)
+		if !awserrors.IsCapacityCode(code) && !seen[code+msg] {
+			seen[code+msg] = true
+			switch {
+			case denied:
+				failed = append(failed, awserrors.NewUnauthorized(code, msg))
+			case code == awserrors.CodeSpotRoleNotPermitted:
+				failed = append(failed, awserrors.NewSpotRoleError(msg))
+			default:
+				failed = append(failed, fmt.Errorf("%s: %s", code, msg))
+			}
+		}
+		refused := denied || code == awserrors.CodeSpotRoleNotPermitted // the offering will not launch for a while either
+		if (!awserrors.IsCapacityCode(code) && !refused) || e.LaunchTemplateAndOverrides == nil || e.LaunchTemplateAndOverrides.Overrides == nil {
 			continue
 		}
 		o := e.LaunchTemplateAndOverrides.Overrides
 		out = append(out, cloudprovider.UnavailableOffering{InstanceType: string(o.InstanceType),
 			Zone: overrideOf(req, string(o.InstanceType), aws.ToString(o.SubnetId)).Zone, CapacityType: req.CapacityType, Reason: code})
 	}
-	return out
+	return out, failed
 }
 
 func (p *Provider) fleetInput(req LaunchRequest) *ec2.CreateFleetInput {

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"k8s.io/utils/clock"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/aws/awserrors"
@@ -51,13 +52,23 @@ type Instance struct {
 type Provider struct {
 	ec2     sdk.EC2API
 	cluster string
+	clk     clock.Clock
+	// window is how long after a launch EC2's NotFound is not taken for gone (recent.go).
+	window time.Duration
 	// unfilled are the claims' fleets that launched nothing (refills.go).
 	unfilled refills
+	// recent are the launches of the last window (recent.go).
+	recent recentLaunches
 }
 
-// NewProvider returns an instance provider for a cluster.
-func NewProvider(ec2API sdk.EC2API, cluster string) *Provider {
-	return &Provider{ec2: ec2API, cluster: cluster, unfilled: refills{counts: map[string]int{}}}
+// NewProvider returns an instance provider for a cluster; window is its
+// consistency window, DefaultConsistencyWindow when zero.
+func NewProvider(ec2API sdk.EC2API, cluster string, clk clock.Clock, window time.Duration) *Provider {
+	if window <= 0 {
+		window = DefaultConsistencyWindow
+	}
+	return &Provider{ec2: ec2API, cluster: cluster, clk: clk, window: window,
+		unfilled: refills{counts: map[string]int{}}, recent: newRecentLaunches()}
 }
 
 // ParseProviderID returns the instance id of aws:///<zone>/<instance-id>.
@@ -74,11 +85,14 @@ func ParseProviderID(providerID string) (string, error) {
 func ProviderID(zone, id string) string { return "aws:///" + zone + "/" + id }
 
 // Get returns a live instance, or a NodeClaimNotFoundError when it does not
-// exist or has terminated.
-func (p *Provider) Get(ctx context.Context, id string) (*Instance, error) {
+// exist or has terminated. launched is when the caller knows the instance
+// was launched (zero when it does not): EC2's NotFound for an instance
+// launched less than the consistency window ago, then or by this process,
+// is a NotVisibleError instead, as the instance may be running.
+func (p *Provider) Get(ctx context.Context, id string, launched time.Time) (*Instance, error) {
 	out, err := p.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
 	if awserrors.IsNotFound(err) {
-		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s: %w", id, err))
+		return nil, p.unknown(id, launched, fmt.Errorf("instance %s: %w", id, err))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("describing instance %s: %w", id, err)
@@ -93,7 +107,7 @@ func (p *Provider) Get(ctx context.Context, id string) (*Instance, error) {
 		}
 		return in, nil
 	}
-	return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s not found", id))
+	return nil, p.unknown(id, launched, fmt.Errorf("instance %s not found", id))
 }
 
 // List returns every instance this cluster owns that is not terminated.
@@ -119,21 +133,28 @@ func (p *Provider) List(ctx context.Context, extra ...ec2types.Filter) ([]*Insta
 	return out, nil
 }
 
-// FindByClaim returns the live instance launched for a claim, if any.
+// FindByClaim returns the live instance launched for a claim, if any: the
+// one EC2 lists, or the one this process launched for it less than the
+// consistency window ago, which EC2 may not list yet.
 func (p *Provider) FindByClaim(ctx context.Context, claim string) (*Instance, bool, error) {
 	ins, err := p.List(ctx, ec2types.Filter{Name: aws.String("tag:" + TagNodeClaim), Values: []string{claim}})
-	if err != nil || len(ins) == 0 {
+	if err != nil {
 		return nil, false, err
+	}
+	if len(ins) == 0 {
+		in, ok := p.recent.forClaim(claim, p.clk.Now(), p.window)
+		return in, ok, nil
 	}
 	return ins[0], true, nil
 }
 
 // Terminate terminates an instance; it returns NodeClaimNotFoundError when the
-// instance no longer exists.
-func (p *Provider) Terminate(ctx context.Context, id string) error {
+// instance no longer exists, and, like Get, NotVisibleError for a NotFound
+// within the consistency window of its launch.
+func (p *Provider) Terminate(ctx context.Context, id string, launched time.Time) error {
 	_, err := p.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}})
 	if awserrors.IsNotFound(err) {
-		return cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("terminating instance %s: %w", id, err))
+		return p.unknown(id, launched, fmt.Errorf("terminating instance %s: %w", id, err))
 	}
 	if err != nil {
 		return fmt.Errorf("terminating instance %s: %w", id, err)

@@ -13,8 +13,9 @@ const (
 	ScopePrices Scope = "prices"
 	// ScopePublicParameters is SSM's public parameters (/aws/service/...) of the region.
 	ScopePublicParameters Scope = "public-parameters"
-	// ScopeLaunch is a launch: the region's images, subnets, security groups and
-	// network interfaces; the cluster's launch templates (aws:ResourceTag); and
+	// ScopeLaunch is a launch: the region's images and their snapshots, subnets,
+	// security groups, network interfaces, spot requests and capacity
+	// reservations; the cluster's launch templates (aws:ResourceTag); and
 	// fleets, volumes and instances tagged at creation for the cluster and its
 	// pools (aws:RequestTag), instances only of the pools' instance types
 	// (ec2:InstanceType).

@@ -29,7 +29,7 @@ func (c *Controller) drifted(ctx context.Context, claim *v1alpha1.NodeClaim, poo
 	if reason, message, err := c.classDrifted(ctx, claim, current); err != nil || reason != "" {
 		return reason, message, err
 	}
-	if message := unmetRequirement(claim, pool); message != "" {
+	if message := UnmetRequirement(claim, pool); message != "" {
 		return ReasonRequirementsDrifted, message, nil
 	}
 	why, err := c.cloud.IsDrifted(ctx, claim)
@@ -58,10 +58,11 @@ func (c *Controller) classDrifted(ctx context.Context, claim *v1alpha1.NodeClaim
 	return "", "", nil
 }
 
-// unmetRequirement names a label of the claim that its pool's requirements
+// UnmetRequirement names a label of the claim that its pool's requirements
 // no longer allow, or returns "". A label the claim does not carry is not
-// judged: only a narrowed requirement drifts a node.
-func unmetRequirement(claim *v1alpha1.NodeClaim, pool *v1alpha1.NodePool) string {
+// judged: only a narrowed requirement drifts a node. The provider's plan
+// counts the nodes a change drifts with it.
+func UnmetRequirement(claim *v1alpha1.NodeClaim, pool *v1alpha1.NodePool) string {
 	reqs := scheduling.FromAPI(pool.Spec.Template.Spec.Requirements)
 	for _, key := range reqs.Keys() {
 		value, ok := claim.Labels[key]

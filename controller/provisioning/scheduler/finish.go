@@ -35,6 +35,9 @@ func (sv *solver) finish(r *Results) {
 	}
 	slices.SortStableFunc(r.Unschedulable, func(a, b Unschedulable) int { return comparePods(a.Pod, b.Pod) })
 	r.Order = sv.order
+	if sv.opts.ExplainFallbacks {
+		r.Fallbacks = sv.fallbacks()
+	}
 }
 
 func comparePods(a, b *corev1.Pod) int {
@@ -140,6 +143,9 @@ func (sv *solver) poolReason(p *podInfo, c *podClass, pl *pool) string {
 	if reason := sv.minValuesReason(pl, reqs, types, p.requests); reason != "" {
 		return reason
 	}
+	if reason := sv.pinnedMinValuesReason(p, c, pl, reqs, types); reason != "" {
+		return reason
+	}
 	if _, conflict := (&scheduling.HostPortUsage{}).Conflict(c.hostPorts); conflict {
 		return "host ports conflict"
 	}
@@ -157,6 +163,30 @@ func (sv *solver) minValuesReason(pl *pool, reqs scheduling.Requirements, types 
 		return ""
 	}
 	return fmt.Sprintf("minValues %d of %s: the instance types that fit offer only %d; allow more values or lower minValues", *r.MinValues, r.Key, have)
+}
+
+// pinnedMinValuesReason names a minValues that no new claim for the pod can
+// meet once its topology constraints pin the claim to one domain of their
+// key (a zone spread puts each new node in one zone): a minValues above 1 on
+// that key, which the unpinned check passes, is then the cause, not the spread.
+func (sv *solver) pinnedMinValuesReason(p *podInfo, c *podClass, pl *pool, reqs scheduling.Requirements, types []*typeOption) string {
+	for _, key := range c.topologyKeys {
+		r := reqs.Get(key)
+		domains := pl.domainsFor(key, reqs)
+		if r == nil || r.MinValues == nil || *r.MinValues < 2 || len(domains) == 0 {
+			continue
+		}
+		pinned := reqs.Copy()
+		pinned.Add(scheduling.NewRequirement(key, v1alpha1.OperatorIn, domains[0]))
+		fits := filterTypes(types, pinned)
+		if firstFit(fits, 0, p.requests) < 0 {
+			continue
+		}
+		if reason := sv.minValuesReason(pl, pinned, fits, p.requests); reason != "" {
+			return fmt.Sprintf("%s (the pod's topology constraint on %s puts each new node in one %s)", reason, key, key)
+		}
+	}
+	return ""
 }
 
 func (sv *solver) topologyReason(c *podClass) string {

@@ -19,6 +19,8 @@ type Results struct {
 	// spread holds for each pod against the pods placed before it, which is how
 	// kube-scheduler checks it as the pods bind.
 	Order []*corev1.Pod
+	// Fallbacks are set when Options.ExplainFallbacks is.
+	Fallbacks []Fallback
 }
 
 // NewNodeClaim is a node to launch.

@@ -74,6 +74,9 @@ type Options struct {
 	// selector labels (stowage run --karpenter-labels=false), so a pod's
 	// Karpenter keys are read literally rather than as Stowage's.
 	NoKarpenterLabels bool
+	// ExplainFallbacks fills Results.Fallbacks: why pods placed on a pool
+	// were not placed on one of higher weight (the Terraform plan says it).
+	ExplainFallbacks bool
 }
 
 // MinValuesPolicy says what to do when a requirement's minValues cannot be met.

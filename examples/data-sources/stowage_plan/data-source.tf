@@ -35,14 +35,29 @@ data "stowage_plan" "peak" {
   unavailable = ["g5.12xlarge:us-east-1a"]
 }
 
+# An output's precondition fails the plan (an error, nothing applied) when
+# the policy cannot place the peak. (A postcondition in the data source's
+# lifecycle would make Terraform read it only during apply, once the pools
+# exist: too late to stop the change.)
 output "peak_cost_per_hour" {
   value = data.stowage_plan.peak.cost_per_hour
-}
-
-# Fail the plan when the policy cannot place the peak.
-check "peak_fits" {
-  assert {
+  precondition {
     condition     = length(data.stowage_plan.peak.unschedulable) == 0
     error_message = "unschedulable at the peak: ${jsonencode(data.stowage_plan.peak.unschedulable)}"
+  }
+}
+
+# Pods a higher-weight pool could not take, with why (the plan also prints
+# them as warnings).
+output "peak_fallbacks" {
+  value = data.stowage_plan.peak.fallbacks
+}
+
+# A check block only warns: the plan prints the failed assertion and
+# succeeds. Use it for what should be looked at, not what must stop a change.
+check "peak_cost" {
+  assert {
+    condition     = data.stowage_plan.peak.cost_per_hour < 40
+    error_message = "the peak costs ${data.stowage_plan.peak.cost_per_hour} $/h, more than the 40 $/h budgeted"
   }
 }

@@ -9,10 +9,15 @@ resource "stowage_node_pool" "web_spot" {
     name = stowage_node_class.default.name
   }
 
+  # min_values keeps at least two families in every launch's fallback list.
+  # (Not on the zone: a zone topology spread puts each new node in one zone,
+  # so min_values on topology.kubernetes.io/zone would leave such pods
+  # unschedulable on this pool.)
   requirement {
-    key      = "stowage.dev/instance-family"
-    operator = "In"
-    values   = ["c6i", "m6i", "c7i", "m7i"]
+    key        = "stowage.dev/instance-family"
+    operator   = "In"
+    values     = ["c6i", "m6i", "c7i", "m7i"]
+    min_values = 2
   }
   requirement {
     key      = "stowage.dev/capacity-type"
@@ -20,10 +25,9 @@ resource "stowage_node_pool" "web_spot" {
     values   = ["spot"]
   }
   requirement {
-    key        = "topology.kubernetes.io/zone"
-    operator   = "In"
-    values     = ["us-east-1a", "us-east-1b", "us-east-1c"]
-    min_values = 2
+    key      = "topology.kubernetes.io/zone"
+    operator = "In"
+    values   = ["us-east-1a", "us-east-1b", "us-east-1c"]
   }
 
   limits       = { cpu = "1000", memory = "4000Gi" }

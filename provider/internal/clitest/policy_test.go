@@ -14,15 +14,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stowage-dev/stowage/controller/apis/crds"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/internal/iamcheck"
 	"github.com/stowage-dev/stowage/internal/testenv"
 	"github.com/stowage-dev/stowage/internal/tfcli"
 )
@@ -181,7 +184,8 @@ var shared struct {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	ctrllog.SetLogger(logr.Discard()) // envtest's CRD installer logs through controller-runtime
+	code := iamcheck.Main(m)
 	if e := shared.env; e != nil {
 		_ = e.cp.Stop()
 		_ = os.RemoveAll(e.dir)

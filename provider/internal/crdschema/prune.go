@@ -13,12 +13,21 @@ import (
 // default are kept, since Terraform plans them. This is how a pool written
 // without a disruption block reads back without one, and so plans no diff.
 func (a *Admission) Prune(root *Node, obj, prior map[string]any) {
-	a.prune(root, obj, obj, prior, nil)
+	a.prune(root, obj, obj, prior, nil, nil)
+}
+
+// PruneImported is Prune for an object read without a prior value (an
+// import), which keeps the values a field manager wrote, default or not
+// (written reports whether the field at a JSON path of names was): what its
+// author wrote explicitly is what a configuration written from the same
+// source declares, and what nobody wrote is the server's default.
+func (a *Admission) PruneImported(root *Node, obj map[string]any, written func(path []string) bool) {
+	a.prune(root, obj, obj, nil, nil, written)
 }
 
 // prune works on the object at (whole's) path at, whose value is cur, with
 // the prior value at the same place.
-func (a *Admission) prune(n *Node, whole, cur, prior map[string]any, at []any) {
+func (a *Admission) prune(n *Node, whole, cur, prior map[string]any, at []any, written func([]string) bool) {
 	for _, c := range n.Children {
 		if len(c.JSON) == 0 || c.Default != nil {
 			continue
@@ -30,21 +39,24 @@ func (a *Admission) prune(n *Node, whole, cur, prior map[string]any, at []any) {
 		full := append(append([]any{}, at...), toAny(c.JSON)...)
 		was, had := getPath(prior, c.JSON)
 		if !had || isEmpty(was) {
+			if written != nil && written(names(full)) {
+				continue
+			}
 			if reflect.DeepEqual(normalize(val), normalize(a.defaultAt(whole, full))) {
 				deletePath(cur, c.JSON)
 			}
 			continue
 		}
-		a.pruneChild(c, whole, val, was, full)
+		a.pruneChild(c, whole, val, was, full, written)
 	}
 }
 
-func (a *Admission) pruneChild(c *Node, whole map[string]any, val, was any, full []any) {
+func (a *Admission) pruneChild(c *Node, whole map[string]any, val, was any, full []any, written func([]string) bool) {
 	switch c.Kind {
 	case Object:
 		m, _ := val.(map[string]any)
 		pm, _ := was.(map[string]any)
-		a.prune(c, whole, m, pm, full)
+		a.prune(c, whole, m, pm, full, written)
 	case ObjectList:
 		items, _ := val.([]any)
 		priorItems, _ := was.([]any)
@@ -54,7 +66,7 @@ func (a *Admission) pruneChild(c *Node, whole map[string]any, val, was any, full
 		for i := range items {
 			m, _ := items[i].(map[string]any)
 			pm, _ := priorItems[i].(map[string]any)
-			a.prune(c, whole, m, pm, append(append([]any{}, full...), i))
+			a.prune(c, whole, m, pm, append(append([]any{}, full...), i), written)
 		}
 	}
 }
@@ -111,6 +123,19 @@ func isEmpty(v any) bool {
 		return len(x) == 0
 	}
 	return false
+}
+
+// names keeps the field names of a path, up to its first list index.
+func names(p []any) []string {
+	var out []string
+	for _, seg := range p {
+		s, ok := seg.(string)
+		if !ok {
+			break
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 func toAny(p []string) []any {

@@ -87,12 +87,21 @@ func (n *Node) attribute() schema.Attribute {
 	return a
 }
 
-// Markdown is the node's description with its allowed values and default,
-// both taken from the CRD.
+// Markdown is the node's description with its allowed values, its range and
+// its default, all taken from the CRD: the bounds and enums the API server
+// (and so the plan-time Admission) validates against.
 func (n *Node) Markdown() string {
 	text := n.Description
 	if len(n.Enum) > 0 {
 		text = sentence(text) + "One of " + codeList(n.Enum) + "."
+	}
+	switch {
+	case n.Minimum != nil && n.Maximum != nil:
+		text = sentence(text) + fmt.Sprintf("From %d to %d.", *n.Minimum, *n.Maximum)
+	case n.Minimum != nil:
+		text = sentence(text) + fmt.Sprintf("At least %d.", *n.Minimum)
+	case n.Maximum != nil:
+		text = sentence(text) + fmt.Sprintf("At most %d.", *n.Maximum)
 	}
 	if n.Default != nil {
 		text = sentence(text) + fmt.Sprintf("Defaults to `%v`.", n.Default)

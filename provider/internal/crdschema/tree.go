@@ -53,6 +53,11 @@ type Node struct {
 	Description string
 	// Enum lists the allowed values of a string, or of a list's strings.
 	Enum []string
+	// Minimum and Maximum bound an integer, when the CRD does.
+	Minimum, Maximum *int64
+	// Semantic says how two spellings of a string (or of a map's values)
+	// are compared: as durations, as quantities, or exactly ("").
+	Semantic Semantic
 }
 
 // Spec says how a CRD maps onto a resource.
@@ -120,9 +125,9 @@ func (b builder) node(p *apiextensionsv1.JSONSchemaProps, full, rel []string, re
 	n := &Node{JSON: rel, Description: b.description(key, p), Required: required && p.Default == nil}
 	switch {
 	case p.XIntOrString || p.Type == "string":
-		n.Kind, n.Enum = String, enum(p)
+		n.Kind, n.Enum, n.Semantic = String, enum(p), semanticOf(p)
 	case p.Type == "integer":
-		n.Kind = Int
+		n.Kind, n.Minimum, n.Maximum = Int, bound(p.Minimum), bound(p.Maximum)
 	case p.Type == "boolean":
 		n.Kind = Bool
 	case p.Type == "array" && p.Items != nil && p.Items.Schema != nil && p.Items.Schema.Type == "string":
@@ -136,6 +141,9 @@ func (b builder) node(p *apiextensionsv1.JSONSchemaProps, full, rel []string, re
 		n.Children = children
 	case p.Type == "object" && p.AdditionalProperties != nil:
 		n.Kind = StringMap
+		if p.AdditionalProperties.Schema != nil {
+			n.Semantic = semanticOf(p.AdditionalProperties.Schema)
+		}
 	case p.Type == "object":
 		n.Kind = Object
 		children, err := b.fields(p, full, nil)

@@ -2,13 +2,16 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -113,4 +116,38 @@ func (c *Client) explain(plural string, err error) error {
 	}
 	return fmt.Errorf("%w: the cluster does not serve %s.%s; install Stowage's controller and CRDs first "+
 		"(the stowage_controller resource, referenced by depends_on), then apply again", ErrCRDMissing, plural, v1alpha1.Group)
+}
+
+// Replace writes obj whole (an update at its resourceVersion), under the
+// provider's field manager: every field it leaves out is removed, whichever
+// manager owned it.
+func (c *Client) Replace(ctx context.Context, plural string, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	out, err := c.dyn.Resource(Resource(plural)).Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
+	if err != nil {
+		return nil, fmt.Errorf("updating %s %s: %w", plural, obj.GetName(), err)
+	}
+	return out, nil
+}
+
+// KubernetesVersion is the API server's minor version, such as "1.37".
+func (c *Client) KubernetesVersion() (string, error) {
+	v, err := c.disc.ServerVersion()
+	if err != nil {
+		return "", fmt.Errorf("reading the cluster's Kubernetes version: %w", err)
+	}
+	return v.Major + "." + strings.TrimSuffix(v.Minor, "+"), nil
+}
+
+// Annotate sets one annotation of an object (a merge patch under the
+// provider's field manager); an object that is gone is not an error.
+func (c *Client) Annotate(ctx context.Context, plural, name, key, value string) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{key: value}}})
+	if err != nil {
+		return err
+	}
+	_, err = c.dyn.Resource(Resource(plural)).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("annotating %s %s: %w", plural, name, err)
+	}
+	return nil
 }

@@ -102,10 +102,11 @@ func (c *Client) DeleteObject(ctx context.Context, obj *unstructured.Unstructure
 	return nil
 }
 
-// DeleteNodeClaims deletes every NodeClaim; the controller's finalizers then
-// drain their nodes and terminate their instances.
-func (c *Client) DeleteNodeClaims(ctx context.Context) error {
-	err := c.dyn.Resource(Resource("nodeclaims")).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+// DeleteNodeClaims deletes every NodeClaim the label selector matches (all
+// of them when it is empty); the controller's finalizers then drain their
+// nodes and terminate their instances.
+func (c *Client) DeleteNodeClaims(ctx context.Context, selector string) error {
+	err := c.dyn.Resource(Resource("nodeclaims")).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: selector})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting the NodeClaims: %w", err)
 	}

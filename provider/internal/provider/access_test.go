@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/stowage-dev/stowage/controller/aws/iampolicy"
 	"github.com/stowage-dev/stowage/internal/awsemu"
 	"github.com/stowage-dev/stowage/internal/testbed"
 )
@@ -23,7 +24,7 @@ const (
 )
 
 // The acceptance tests' AWS credentials (main_test.go sets them) and the IAM
-// user the emulator's STS knows them as.
+// user they are: one that holds the operator's policy (iampolicy.Operator).
 const (
 	accessKeyID     = "AKIDACCEPTANCE"
 	secretAccessKey = "acceptance"
@@ -66,11 +67,17 @@ func accessFlags(dir string) ([]string, error) {
 // provider's, in this process) trust the TLS certificate through
 // AWS_CA_BUNDLE, written into dir.
 func startEmulator(endpoint string, caPEM []byte, dir string) error {
-	e := awsemu.New(awsemu.DefaultConfig())
+	ecfg := awsemu.DefaultConfig()
+	ecfg.NoSpotServiceLinkedRole = true // an account that never ran spot: stowage_spot_service_linked_role makes it
+	e := awsemu.New(ecfg)
 	for _, name := range []string{eksCluster, eksOther} {
 		e.AddEKSCluster(awsemu.EKSCluster{Name: name, Endpoint: endpoint, CAData: caPEM, Version: "1.37"})
 	}
-	e.AddCredential(awsemu.Credential{AccessKeyID: accessKeyID, SecretAccessKey: secretAccessKey, ARN: accUserARN, UserID: "AIDAACCEPTANCE0000001"})
+	// Terraform runs as an IAM user holding exactly the operator's policy:
+	// a call the policy lacks fails the test that makes it.
+	if err := e.AddUser("acceptance", accessKeyID, secretAccessKey, map[string]string{"StowageOperator": iampolicy.Operator().JSON()}); err != nil {
+		return err
+	}
 	access.emu, access.emulator, access.sts = e, httptest.NewTLSServer(e.Handler()), httptest.NewServer(e.Handler())
 	if err := access.webhook.SetSTS(access.sts.URL); err != nil {
 		return err

@@ -10,7 +10,7 @@ func TestTheDefaultImageIsTheReleasesIndexPinnedByDigest(t *testing.T) {
 	for _, c := range []struct{ version, digest, want string }{
 		{"1.2.3", digest, ControllerImage + ":v1.2.3@" + digest},
 		{"1.2.3-rc.1", digest, ControllerImage + ":v1.2.3-rc.1@" + digest},
-		{"1.2.3", "", ControllerImage + ":v1.2.3"},         // a release build without make release's stamp
+		{"1.2.3", "", ControllerImage + ":v1.2.3"},           // a release build without make release's stamp
 		{"1.2.3", "sha256:abc", ControllerImage + ":v1.2.3"}, // not a digest
 		{"dev", digest, ""},
 		{"test", "", ""},

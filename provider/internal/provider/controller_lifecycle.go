@@ -131,7 +131,7 @@ func (in installation) nodeClaimsGuard(ctx context.Context, drain bool) error {
 			"to finish before removing it", len(live), strings.Join(live, ", "))
 	}
 	if len(live) > 0 {
-		if err := in.c.DeleteNodeClaims(ctx); err != nil {
+		if err := in.c.DeleteNodeClaims(ctx, ""); err != nil {
 			return err
 		}
 	}

@@ -153,7 +153,15 @@ func (d *instanceTypesDataSource) liveCatalogue(ctx context.Context, zones []str
 	}
 	cfg, err := d.access.cfg.AWS.LoadAWS(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("catalogue %q reads the account's instance types and prices; %w; or use catalogue = %q, which needs no AWS access",
+			catalogueAWS, err, catalogueBuiltin)
+	}
+	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+		return nil, fmt.Errorf("catalogue %q calls ec2:DescribeInstanceTypes, ec2:DescribeInstanceTypeOfferings, "+
+			"ec2:DescribeSpotPriceHistory and pricing:GetProducts with the provider's AWS credentials, and found none: set "+
+			"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or aws_profile (a profile of the shared AWS configuration, SSO "+
+			"included), or run where an IAM role is available (IRSA, EKS Pod Identity, an instance profile); or use "+
+			"catalogue = %q, which needs none. The SDK said: %v", catalogueAWS, catalogueBuiltin, err)
 	}
 	c := stowageaws.ClientsFromConfig(cfg)
 	clk, log := clock.RealClock{}, hclog.NewNullLogger()

@@ -93,3 +93,25 @@ func mustFloat(s string) float64 {
 	f, _ := strconv.ParseFloat(s, 64)
 	return f
 }
+
+// TestInstanceTypesWithoutCredentials reads the live catalogue with no AWS
+// credentials anywhere: the error names the calls, the credentials and the
+// ways to give them, and the built-in catalogue, rather than the SDK's
+// credential chain.
+func TestInstanceTypesWithoutCredentials(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: providers,
+		Steps: []resource.TestStep{{Config: fmt.Sprintf(`
+provider "stowage" {
+  aws_region       = "us-east-1"
+  aws_endpoint_url = %q
+}
+data "stowage_instance_types" "live" {
+  catalogue = "aws"
+  zones     = ["us-east-1a"]
+}`, access.emulator.URL), ExpectError: inOrder(`catalogue "aws" calls ec2:DescribeInstanceTypes`,
+			"set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or aws_profile", `use catalogue = "builtin"`)}},
+	})
+}

@@ -72,12 +72,12 @@ var preferenceNames = func() []string {
 // names it; unset means the solver's default, as for the command.
 func solveOptions(policy string) (scheduler.Options, error) {
 	if policy == "" {
-		return scheduler.Options{Preferences: scheduler.DefaultPreferencePolicy}, nil
+		return scheduler.Options{Preferences: scheduler.DefaultPreferencePolicy, ExplainFallbacks: true}, nil
 	}
 	if !slices.Contains(preferenceNames, policy) {
 		return scheduler.Options{}, fmt.Errorf("preferences %q is not one of %s", policy, strings.Join(preferenceNames, ", "))
 	}
-	return scheduler.Options{Preferences: scheduler.PreferencePolicy(policy)}, nil
+	return scheduler.Options{Preferences: scheduler.PreferencePolicy(policy), ExplainFallbacks: true}, nil
 }
 
 // planObjects decodes the pools and classes (resource objects, or objects

@@ -73,14 +73,15 @@ func TestNodeClassDriftCountsTheClaimsLaunchedWithIt(t *testing.T) {
 			_ = dyn.Resource(kube.Resource("nodeclaims")).Delete(context.Background(), name, metav1.DeleteOptions{})
 		})
 	}
-	if w, err := nodeClassKind.drift(ctx, c, prior, classObject("echo one")); err != nil || w != nil {
+	if w, err := nodeClassKind.drift(ctx, c, nil, prior, classObject("echo one")); err != nil || w != nil {
 		t.Fatalf("an unchanged class drifts: %v, %v", w, err)
 	}
-	w, err := nodeClassKind.drift(ctx, c, prior, classObject("echo two"))
+	w, err := nodeClassKind.drift(ctx, c, nil, prior, classObject("echo two"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "this change drifts the 2 nodes launched with node class drift-class; they will be replaced within their pools' budgets"
+	want := "this change drifts the 2 nodes launched with node class drift-class; they will be replaced within their pools' budgets. " +
+		"Of them: 2 nodes launched under the old template (what a node fixes at launch: role, user data, disks, kubelet, metadata options, tags)."
 	if w == nil || w.detail != want {
 		t.Fatalf("warning = %+v, want %q", w, want)
 	}

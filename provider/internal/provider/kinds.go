@@ -38,18 +38,29 @@ var nodePoolKind = &kind{
 	typeName: "node_pool", kind: "NodePool", plural: "nodepools", spec: crdschema.NodePoolSpec,
 	description: "A Stowage NodePool: which instance types, zones and capacity types its nodes may use, how they are " +
 		"labelled and tainted, how much it may launch, and when its nodes may be disrupted. Written with server-side apply " +
-		"(field manager `terraform-provider-stowage`); only `name` forces replacement. A plan that changes what the " +
-		"pool's nodes carry for life (labels, annotations, taints, node class) warns with the number of nodes it drifts.",
+		"(field manager `terraform-provider-stowage`), and converged: a field the configuration does not set and the API " +
+		"server does not default is removed, whoever wrote it. Only `name` forces replacement. A plan warns with the number " +
+		"of nodes it drifts, by every check the controller's drift detection makes: what nodes carry for life (labels, " +
+		"annotations, taints, node class), and requirements that the running nodes' labels no longer meet. A create refuses " +
+		"a NodePool that already exists unless `adopt_existing` is set; a `node_class_ref` to a NodeClass that exists neither " +
+		"in the configuration nor in the cluster fails the plan; and a destroy waits until the pool's nodes are drained and " +
+		"terminated (up to 15 minutes), so that their NodeClass is deleted after them.",
 	goValidate: typedValidate[v1alpha1.NodePool],
-	own:        []*crdschema.Node{{Name: "allow_destroy_with_nodes", Kind: crdschema.Bool}},
+	own:        []*crdschema.Node{{Name: "allow_destroy_with_nodes", Kind: crdschema.Bool}, {Name: "adopt_existing", Kind: crdschema.Bool}},
 }
 
 var nodeClassKind = &kind{
 	typeName: "node_class", kind: "NodeClass", plural: "nodeclasses", spec: crdschema.NodeClassSpec,
 	description: "A Stowage NodeClass: the EC2 side of a node (image, subnets, security groups, IAM, disks, metadata " +
-		"options, user data, kubelet settings). Written with server-side apply (field manager `terraform-provider-stowage`); " +
-		"only `name` forces replacement. A plan that changes what nodes fix at launch warns with the number of nodes it drifts.",
+		"options, user data, kubelet settings). Written with server-side apply (field manager `terraform-provider-stowage`), " +
+		"and converged as a pool is; only `name` forces replacement. A plan warns with the number of nodes it drifts: those " +
+		"launched under what nodes fix at launch, and, when the image, subnet or security group selectors change, those " +
+		"whose image, subnet or security groups the new selectors no longer select, resolved through the provider's AWS " +
+		"settings (ec2:DescribeImages, ssm:GetParameter, ec2:DescribeSubnets, ec2:DescribeSecurityGroups, " +
+		"ec2:DescribeInstances); without AWS access the warning says it could not resolve them. A destroy waits until no " +
+		"node launched with the class remains.",
 	goValidate: typedValidate[v1alpha1.NodeClass],
+	own:        []*crdschema.Node{{Name: "adopt_existing", Kind: crdschema.Bool}},
 }
 
 // validatable is a v1alpha1 type with defaults and Go validation.

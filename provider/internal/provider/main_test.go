@@ -9,14 +9,18 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stowage-dev/stowage/controller/apis/crds"
+	"github.com/stowage-dev/stowage/internal/iamcheck"
 	"github.com/stowage-dev/stowage/internal/testenv"
+	"github.com/stowage-dev/stowage/provider/internal/kube"
 	"github.com/stowage-dev/stowage/provider/internal/provider"
 )
 
@@ -30,7 +34,7 @@ var bed struct {
 
 // providers runs the provider in the test process; terraform reaches it over gRPC.
 var providers = map[string]func() (tfprotov6.ProviderServer, error){
-	"stowage": providerserver.NewProtocol6WithError(provider.New("test")()),
+	"stowage": provider.NewServer("test"),
 }
 
 // TestMain makes the acceptance tests run under a plain `go test`: it points
@@ -104,5 +108,22 @@ func run(m *testing.M) int {
 		return 1
 	}
 	os.Setenv("KUBE_CONFIG_PATH", cp.KubeconfigPath)
-	return m.Run()
+	return iamcheck.Main(m)
+}
+
+// defaultClass makes the NodeClass "default" the tests' pools name (a
+// pool's plan fails on a class that exists nowhere), unless it exists; the
+// stowage_controller tests remove the CRDs, and every object with them.
+func defaultClass(t *testing.T) {
+	t.Helper()
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "stowage.dev/v1alpha1", "kind": "NodeClass",
+		"metadata": map[string]any{"name": "default"},
+		"spec": map[string]any{"role": "StowageNodeRole-acc",
+			"amiSelectorTerms":           []any{map[string]any{"alias": "al2023@latest"}},
+			"subnetSelectorTerms":        []any{map[string]any{"tags": map[string]any{"stowage.dev/discovery": "acc"}}},
+			"securityGroupSelectorTerms": []any{map[string]any{"tags": map[string]any{"stowage.dev/discovery": "acc"}}}}}}
+	_, err := bed.dyn.Resource(kube.Resource("nodeclasses")).Create(context.Background(), obj, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("creating NodeClass default: %v", err)
+	}
 }

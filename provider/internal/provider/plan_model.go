@@ -29,6 +29,7 @@ type planModel struct {
 	NodeCount     types.Int64   `tfsdk:"node_count"`
 	PodsPlaced    types.Int64   `tfsdk:"pods_placed"`
 	Unschedulable types.List    `tfsdk:"unschedulable"`
+	Fallbacks     types.List    `tfsdk:"fallbacks"`
 	Summary       types.String  `tfsdk:"summary"`
 }
 
@@ -40,8 +41,10 @@ func planSchema() schema.Schema {
 			"this configuration and a declared workload, during `terraform plan`: the nodes it would launch by pool, instance type, " +
 			"zone and capacity type, their cost per hour, and every pod it could not place, with the reason. Pass the resources " +
 			"through a local (`locals { pools = [stowage_node_pool.web] }`, then `node_pools = local.pools`): their configured " +
-			"values are known at plan time, so the data source is read during the plan, and a `check` or `precondition` can fail " +
-			"the plan on its result. (Terraform defers to apply a data source that references a managed resource with pending " +
+			"values are known at plan time, so the data source is read during the plan. A `precondition` of an `output` (or of a resource) " +
+			"that reads it fails the plan on its result; a `check` block only warns, and the plan succeeds. (A `postcondition` " +
+			"in the data source's own `lifecycle` makes Terraform defer its read to apply.) Pods placed on a pool while a pool of higher weight exists are listed in `fallbacks`, and printed as " +
+			"warnings, with why the higher-weight pool could not take them. (Terraform defers to apply a data source that references a managed resource with pending " +
 			"changes directly, but not one that reads its planned values through a local.) Instance types and " +
 			"prices come from the built-in catalogue (us-east-1, three zones).",
 		Attributes: map[string]schema.Attribute{
@@ -60,6 +63,7 @@ func planSchema() schema.Schema {
 			"node_count":    schema.Int64Attribute{Computed: true, MarkdownDescription: "Number of nodes the plan launches."},
 			"pods_placed":   schema.Int64Attribute{Computed: true, MarkdownDescription: "Number of pods the plan places."},
 			"unschedulable": schema.ListNestedAttribute{Computed: true, MarkdownDescription: "Pods no pool can take, with the reason.", NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{"pod": schema.StringAttribute{Computed: true, MarkdownDescription: "namespace/name of the pod."}, "reason": schema.StringAttribute{Computed: true, MarkdownDescription: "Why no pool can take it."}}}},
+			"fallbacks":     fallbacksAttribute(),
 			"summary":       schema.StringAttribute{Computed: true, MarkdownDescription: "The decision as a table, for an `output`."},
 		},
 		Blocks: map[string]schema.Block{"pod": podBlock()},
@@ -118,10 +122,14 @@ func (m *planModel) setResults(r *scheduler.Results) diag.Diagnostics {
 	}
 	m.Unschedulable, d = types.ListValue(types.ObjectType{AttrTypes: unschedulableType}, unsched)
 	diags.Append(d...)
+	rows := fallbackRows(r)
+	m.Fallbacks, d = fallbackList(rows)
+	diags.Append(d...)
+	diags.Append(fallbackWarnings(rows)...)
 	m.CostPerHour = types.Float64Value(roundCents(r.TotalPrice()))
 	m.NodeCount = types.Int64Value(int64(len(r.NewNodeClaims)))
 	m.PodsPlaced = types.Int64Value(int64(r.PodCount()))
-	m.Summary = types.StringValue(summary(groups, r))
+	m.Summary = types.StringValue(summary(groups, rows, r))
 	if m.Preferences.IsNull() {
 		m.Preferences = types.StringValue(string(scheduler.DefaultPreferencePolicy))
 	}
@@ -160,10 +168,13 @@ func firstType(nc *scheduler.NewNodeClaim) string {
 	return nc.InstanceTypes[0].Name
 }
 
-func summary(groups []*nodeGroup, r *scheduler.Results) string {
+func summary(groups []*nodeGroup, fallbacks []fallbackRow, r *scheduler.Results) string {
 	var b strings.Builder
 	for _, g := range groups {
 		fmt.Fprintf(&b, "%d x %s %s %s in %s: $%.4f/h, %d pods\n", g.count, g.pool, g.instanceType, g.capacityType, g.zone, g.price*float64(g.count), g.pods)
+	}
+	for _, f := range fallbacks {
+		fmt.Fprintf(&b, "fell back: %d %s pods on %s, not %s (weight %d): %s\n", f.pods, f.pod, f.pool, f.skipped, f.weight, f.reason)
 	}
 	for _, u := range r.Unschedulable {
 		fmt.Fprintf(&b, "unschedulable %s/%s: %s\n", u.Pod.Namespace, u.Pod.Name, u.Reason)

@@ -44,7 +44,9 @@ func (p *Provider) Schema(_ context.Context, _ provider.SchemaRequest, resp *pro
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Declares Stowage's capacity policy (node pools and node classes) and shows, in `terraform plan`, " +
 			"what a policy costs and which nodes a change replaces; and deploys Stowage itself: the controller's least-privilege " +
-			"IAM role, the node role, the interruption queue and its rules, and the controller in the cluster.\n\n" + accessDescription,
+			"IAM role, the node role, the interruption queue and its rules, and the controller in the cluster.\n\n" + accessDescription +
+			"\n\nTo use a provider built from the repository (`make provider`), install it from the filesystem mirror it writes: " +
+			"see the guide [Installing the provider you built](guides/provider-install.md).",
 		Attributes: providerAttributes(),
 	}
 }
@@ -64,7 +66,7 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 
 // Resources lists the resources.
 func (p *Provider) Resources(context.Context) []func() resource.Resource {
-	return []func() resource.Resource{newNodePoolResource, newNodeClassResource, newNodeRoleResource, newControllerRoleResource, newControllerResource, newQueueResource, newHandlerResource}
+	return []func() resource.Resource{newNodePoolResource, newNodeClassResource, newNodeRoleResource, newControllerRoleResource, newControllerResource, newQueueResource, newHandlerResource, newSpotRoleResource}
 }
 
 // DataSources lists the data sources.

@@ -84,10 +84,10 @@ func envList(env []string) string {
 // clusterAccess builds the Kubernetes client on first use.
 type clusterAccess struct {
 	cfg     kube.Config
-	version string   // the provider's
+	version string // the provider's
 	// imageDigest is the controller image's index digest make release stamps.
 	imageDigest string
-	unknown []string // attributes not known yet (at plan time)
+	unknown     []string // attributes not known yet (at plan time)
 
 	once   sync.Once
 	client *kube.Client
@@ -96,6 +96,26 @@ type clusterAccess struct {
 	awsOnce sync.Once // aws.go
 	awsCfg  aws.Config
 	awsErr  error
+
+	plannedMu      sync.Mutex
+	plannedClasses map[string]bool // NodeClasses this plan has planned so far
+}
+
+// planClass records that this plan declares a NodeClass, so that a pool
+// naming it does not need it in the cluster.
+func (a *clusterAccess) planClass(name string) {
+	a.plannedMu.Lock()
+	defer a.plannedMu.Unlock()
+	if a.plannedClasses == nil {
+		a.plannedClasses = map[string]bool{}
+	}
+	a.plannedClasses[name] = true
+}
+
+func (a *clusterAccess) classPlanned(name string) bool {
+	a.plannedMu.Lock()
+	defer a.plannedMu.Unlock()
+	return a.plannedClasses[name]
 }
 
 func newClusterAccess(m providerModel) *clusterAccess {

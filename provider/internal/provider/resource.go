@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/stowage-dev/stowage/provider/internal/crdschema"
 	"github.com/stowage-dev/stowage/provider/internal/kube"
@@ -61,10 +62,17 @@ func (r *objectResource) ownAttributes() map[string]schema.Attribute {
 			"such as `web-spot`. Changing it replaces the %s.", r.kind.kind, r.kind.kind),
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 	}
+	attrs["adopt_existing"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+		MarkdownDescription: fmt.Sprintf("Lets the create take over a %[1]s of the same name that already exists in the cluster "+
+			"(made with kubectl, Helm or another Terraform state), overwriting its fields with this configuration's. Without it, "+
+			"a create refuses such a %[1]s, at plan time when the cluster is reachable, and names the `import` block that "+
+			"brings it under Terraform unchanged.", r.kind.kind)}
 	if r.kind == nodePoolKind {
 		attrs["allow_destroy_with_nodes"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-			MarkdownDescription: "Lets `terraform destroy` (or removing the resource) delete the pool while it still has nodes, " +
-				"which are then drained and terminated. Set it to `true` and apply before destroying a pool that has nodes."}
+			MarkdownDescription: "Lets `terraform destroy`, removing the resource, or renaming the pool (which replaces it) delete " +
+				"the pool while it still has nodes, which are then drained and terminated; it takes effect in the same apply that " +
+				"sets it. Without it, such a plan fails, naming the nodes. With `lifecycle { create_before_destroy = true }` a " +
+				"rename creates the new pool before the old one drains, so that the pods have somewhere to go."}
 	}
 	return attrs
 }
@@ -108,35 +116,52 @@ func (r *objectResource) decode(v tftypes.Value, diags *diag.Diagnostics) *crdsc
 }
 
 func (r *objectResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.apply(ctx, req.Plan.Raw, &resp.Diagnostics)
-	if !resp.Diagnostics.HasError() {
+	if c := r.client(ctx, &resp.Diagnostics); c != nil {
+		r.checkCreate(ctx, c, req.Plan.Raw, &resp.Diagnostics)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if r.apply(ctx, req.Plan.Raw, &resp.Diagnostics) {
 		resp.State.Raw = req.Plan.Raw
 	}
 }
 
 func (r *objectResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.apply(ctx, req.Plan.Raw, &resp.Diagnostics)
-	if !resp.Diagnostics.HasError() {
+	if r.apply(ctx, req.Plan.Raw, &resp.Diagnostics) {
 		resp.State.Raw = req.Plan.Raw
 	}
 }
 
 // apply writes the planned object: the configured fields, owned by the
-// provider's field manager, so that a field removed from the configuration is
-// removed from the object.
-func (r *objectResource) apply(ctx context.Context, plan tftypes.Value, diags *diag.Diagnostics) {
+// provider's field manager, with any other field removed (converge). It
+// reports whether the object was written: a pool written whose NodeClass
+// exists nowhere is an error, and its state is kept (Terraform taints it).
+func (r *objectResource) apply(ctx context.Context, plan tftypes.Value, diags *diag.Diagnostics) bool {
 	d := r.decode(plan, diags)
 	c := r.client(ctx, diags)
 	if diags.HasError() {
-		return
+		return false
 	}
-	if _, err := c.Apply(ctx, r.kind.plural, r.kind.object(d.Object)); err != nil {
+	desired := r.kind.object(d.Object)
+	applied, err := c.Apply(ctx, r.kind.plural, runtime.DeepCopyJSON(desired))
+	if err == nil {
+		err = r.converge(ctx, c, desired, applied)
+	}
+	if err != nil {
 		summary := "Applying the " + r.kind.kind
 		if errors.Is(err, kube.ErrCRDMissing) {
 			summary = "Stowage is not installed in the cluster"
 		}
 		diags.AddError(summary, err.Error())
+		return false
 	}
+	if r.kind == nodePoolKind {
+		if err := awaitClass(ctx, c, applied.GetName(), classRefName(plan)); err != nil {
+			diags.AddAttributeError(path.Root("node_class_ref").AtName("name"), "Pool "+applied.GetName()+" is not Ready", err.Error())
+		}
+	}
+	return true
 }
 
 func (r *objectResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -160,10 +185,15 @@ func (r *objectResource) Read(ctx context.Context, req resource.ReadRequest, res
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	admission.Prune(root, obj.Object, prior.Object)
+	// An imported state holds the name alone: keep what a field manager wrote.
+	if _, read := prior.Object["spec"]; read {
+		admission.Prune(root, obj.Object, prior.Object)
+	} else {
+		admission.PruneImported(root, obj.Object, writtenFields(obj))
+	}
 	extra := map[string]tftypes.Value{"id": tftypes.NewValue(tftypes.String, name)}
-	if r.kind == nodePoolKind {
-		extra["allow_destroy_with_nodes"] = boolOr(req.State.Raw, "allow_destroy_with_nodes", false)
+	for _, own := range r.kind.own {
+		extra[own.Name] = boolOr(req.State.Raw, own.Name, false)
 	}
 	state, err := root.FromJSON(obj.Object, extra)
 	if err != nil {
@@ -181,12 +211,15 @@ func (r *objectResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	}
 	name, _ := d.Object["metadata"].(map[string]any)["name"].(string)
 	if r.kind == nodePoolKind {
-		r.guardDestroy(ctx, c, name, boolOr(req.State.Raw, "allow_destroy_with_nodes", false), &resp.Diagnostics)
+		r.guardDestroy(ctx, c, name, req.State.Raw, req.Private, &resp.Diagnostics)
 		if resp.Diagnostics.HasError() {
 			return
 		}
 	}
-	if err := c.Delete(ctx, r.kind.plural, name); err != nil {
+	// The old half of a rename without create_before_destroy does not wait
+	// for its nodes: its successor is created next, and the pods need it.
+	wait := replacedPool(ctx, req.Private) != name
+	if err := r.deleteAndDrain(ctx, c, name, wait); err != nil {
 		resp.Diagnostics.AddError("Deleting the "+r.kind.kind, err.Error())
 	}
 }

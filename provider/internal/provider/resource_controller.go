@@ -88,8 +88,7 @@ func (r *controllerResource) Schema(_ context.Context, _ resource.SchemaRequest,
 			"cluster_ca_bundle": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(""),
 				MarkdownDescription: "The API server's CA, base64 PEM, for nodes' bootstrap; empty takes the pod's service account CA."},
 			"region":            computed("AWS region of the cluster; the provider's `aws_region` when unset."),
-			"image":             computed("The controller's image; by default `" + ControllerImage + ":v<provider version>@sha256:<digest>`, the image `make release` built "+
-				"with this provider; a development build of the provider deploys the manifests' `" + ControllerImage + ":dev` and warns at plan time."),
+			"image":             computed(imageDescription),
 			"image_pull_policy": str("Pull policy of the image: `Always`, `IfNotPresent` or `Never`; the cluster's default when unset."),
 			"role_arn": str("ARN of the controller's IAM role for IRSA (`stowage_controller_role.arn`), annotated on the service " +
 				"account; leave it unset with EKS Pod Identity."),
@@ -232,6 +231,10 @@ func (r *controllerResource) ModifyPlan(ctx context.Context, req resource.Modify
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
 }
+
+var imageDescription = "The controller's image; by default `" + ControllerImage + ":v<provider version>@sha256:<digest>`, the image " +
+	"`make release` built with this provider; a development build of the provider deploys the manifests' `" + ControllerImage +
+	":dev` and warns at plan time."
 
 // imageFor is the default image: this release's, or the manifests' for a
 // development build (release false).

@@ -2,7 +2,6 @@ package provider_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -10,7 +9,6 @@ import (
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -18,6 +16,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/stowage-dev/stowage/internal/awsemu"
 )
 
 func queueConfig(extra string) string {
@@ -33,8 +33,8 @@ resource "stowage_interruption_queue" "q" {
 var ruleNames = []string{"spot-interruption", "rebalance-recommendation", "scheduled-change", "state-change", "capacity-reservation-interruption"}
 
 // TestAccInterruptionQueue creates the queue, its dead-letter queue, policies
-// and rules; checks that a spot warning put to EventBridge reaches it while
-// an IAM principal may not send; imports, updates, undoes drift, destroys.
+// and rules; checks that a spot warning EC2 raises reaches it while an IAM
+// principal may not send; imports, updates, undoes drift, destroys.
 func TestAccInterruptionQueue(t *testing.T) {
 	const addr = "stowage_interruption_queue.q"
 	ctx := context.Background()
@@ -140,19 +140,21 @@ func checkQueue(t *testing.T, retention, maxReceives string) resource.TestCheckF
 	}
 }
 
-// checkOnlyEventBridgeSends puts a spot warning to EventBridge, which must
-// reach the queue, and has an administrator send, which the policy refuses.
+// checkOnlyEventBridgeSends has EC2 warn of a spot interruption, which
+// EventBridge's rule must route to the queue, and has an administrator
+// send, which the policy refuses.
 func checkOnlyEventBridgeSends(t *testing.T) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		ctx := context.Background()
 		before := len(access.emu.QueueMessages("acc-interruptions"))
-		detail, _ := json.Marshal(map[string]string{"instance-id": "i-0123456789abcdef0", "instance-action": "terminate"})
-		_, err := eventbridge.NewFromConfig(adminAWS()).PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{{
-			Source: awssdk.String("aws.ec2"), DetailType: awssdk.String("EC2 Spot Instance Interruption Warning"), Detail: awssdk.String(string(detail))}}})
+		id, err := spotInstance(access.emu)
 		if err != nil {
 			return err
 		}
-		if got := access.emu.QueueMessages("acc-interruptions"); len(got) != before+1 || !strings.Contains(got[len(got)-1], "i-0123456789abcdef0") {
+		if err := access.emu.Interrupt(id); err != nil {
+			return err
+		}
+		if got := access.emu.QueueMessages("acc-interruptions"); len(got) != before+1 || !strings.Contains(got[len(got)-1], id) {
 			return fmt.Errorf("after a spot warning the queue holds %d messages, want %d with the warning", len(got), before+1)
 		}
 		q := sqs.NewFromConfig(adminAWS())
@@ -163,6 +165,20 @@ func checkOnlyEventBridgeSends(t *testing.T) resource.TestCheckFunc {
 		}
 		return nil
 	}
+}
+
+// spotInstance launches a spot instance into the emulator, in process, for
+// EC2 to raise events about.
+func spotInstance(e *awsemu.Emulator) (string, error) {
+	subnets, _ := e.SeedDefaultNetwork("acc")
+	image := e.AddImage(awsemu.Image{Name: "acc", Architecture: "x86_64"})
+	lt := e.AddLaunchTemplate(awsemu.LaunchTemplate{Name: "acc", ImageID: image})
+	res, err := e.CreateFleet(awsemu.FleetRequest{CapacityType: awsemu.CapacitySpot, TotalTargetCapacity: 1,
+		Overrides: []awsemu.FleetOverride{{LaunchTemplateID: lt, InstanceType: "m6i.large", SubnetID: subnets[0]}}})
+	if err != nil || len(res.Instances) != 1 {
+		return "", fmt.Errorf("launching a spot instance: %+v, %v", res, err)
+	}
+	return res.Instances[0].InstanceIDs[0], nil
 }
 
 // TestAccInterruptionQueueTakesOverWhatExists: queues and a rule left by an

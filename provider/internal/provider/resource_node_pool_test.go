@@ -49,6 +49,7 @@ resource "stowage_node_pool" "web" {
 // that a plan after apply is empty (server defaults included), and destroys it.
 func TestAccNodePool(t *testing.T) {
 	const name = "acc-web"
+	defaultClass(t)
 	update := `
   taint {
     key    = "example.com/dedicated"

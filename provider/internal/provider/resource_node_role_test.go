@@ -16,13 +16,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/stowage-dev/stowage/internal/awsemu"
 )
 
 // adminAWS is an administrator's SDK configuration for the emulator, to look
 // behind the provider's back and to make drift.
 func adminAWS() awssdk.Config {
 	return awssdk.Config{Region: "us-east-1", BaseEndpoint: awssdk.String(access.emulator.URL), HTTPClient: access.emulator.Client(),
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDACCEPTANCE", "acceptance", "")}
+		Credentials: credentials.NewStaticCredentialsProvider(awsemu.DefaultAccessKeyID, awsemu.DefaultSecretAccessKey, "")}
 }
 
 func nodeRoleConfig(extra string) string {

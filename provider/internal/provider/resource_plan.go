@@ -9,8 +9,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/stowage-dev/stowage/provider/internal/crdschema"
+	"github.com/stowage-dev/stowage/provider/internal/kube"
 )
 
 // ValidateConfig checks the configuration with the rules the API server and
@@ -36,8 +38,11 @@ func (r *objectResource) ValidateConfig(ctx context.Context, req resource.Valida
 	}
 }
 
-// ModifyPlan plans id, warns about the nodes a change drifts, and refuses to
-// destroy a pool that still has nodes unless allow_destroy_with_nodes is set.
+// ModifyPlan plans id; keeps the state's spelling of a duration or quantity
+// the configuration writes otherwise; refuses to take over an object that
+// exists, to rename or destroy a pool that still has nodes unless
+// allow_destroy_with_nodes is set, and a node_class_ref to a NodeClass that
+// exists nowhere; and warns about the nodes a change drifts.
 func (r *objectResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		r.planDestroy(ctx, req, resp)
@@ -45,23 +50,43 @@ func (r *objectResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	}
 	var name types.String
 	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("name"), &name)...)
-	if resp.Diagnostics.HasError() || name.IsUnknown() {
+	if resp.Diagnostics.HasError() || name.IsUnknown() || r.access == nil {
 		return
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), name)...)
-	if req.State.Raw.IsNull() || resp.Plan.Raw.Equal(req.State.Raw) || !resp.Plan.Raw.IsFullyKnown() {
-		return
+	if !req.State.Raw.IsNull() {
+		r.keepEquivalentSpellings(req.State.Raw, resp)
+	}
+	if r.kind == nodeClassKind {
+		r.access.planClass(name.ValueString())
 	}
 	c, err := r.access.Client(ctx)
-	if err != nil {
-		return // the drift warning is advice: without the cluster there is nothing to count
+	if r.kind == nodePoolKind {
+		r.checkClassRef(ctx, c, err, resp.Plan.Raw, &resp.Diagnostics)
 	}
+	if err != nil {
+		return // the checks below are advice or repeated at apply: without the cluster there is nothing to check
+	}
+	if req.State.Raw.IsNull() {
+		r.refuseTakeover(ctx, c, resp.Plan.Raw, &resp.Diagnostics)
+		return
+	}
+	if r.kind == nodePoolKind {
+		r.planRename(ctx, c, req.State.Raw, resp)
+	}
+	if resp.Diagnostics.HasError() || resp.Plan.Raw.Equal(req.State.Raw) || !resp.Plan.Raw.IsFullyKnown() {
+		return
+	}
+	r.warnDrift(ctx, c, req.State.Raw, resp)
+}
+
+func (r *objectResource) warnDrift(ctx context.Context, c *kube.Client, state tftypes.Value, resp *resource.ModifyPlanResponse) {
 	planned := r.decode(resp.Plan.Raw, &resp.Diagnostics)
-	prior := r.decode(req.State.Raw, &resp.Diagnostics)
+	prior := r.decode(state, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	w, err := r.kind.drift(ctx, c, r.kind.object(prior.Object), r.kind.object(planned.Object))
+	w, err := r.kind.drift(ctx, c, &lazyResolver{access: r.access, kube: c}, r.kind.object(prior.Object), r.kind.object(planned.Object))
 	if err != nil {
 		resp.Diagnostics.AddWarning("Counting the nodes this change drifts", err.Error())
 		return
@@ -84,11 +109,11 @@ func (r *objectResource) planDestroy(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	name, _ := d.Object["metadata"].(map[string]any)["name"].(string)
-	r.guardDestroy(ctx, c, name, boolOr(req.State.Raw, "allow_destroy_with_nodes", false), &resp.Diagnostics)
+	r.guardDestroy(ctx, c, name, req.State.Raw, req.Private, &resp.Diagnostics)
 }
 
-// requireBlocks marks blocks the CRD requires: Terraform blocks cannot be
-// Required, so a validator says so, naming the block.
+// requireBlocks marks blocks the CRD requires with a validator naming the
+// block; NewServer also makes them required in the schema Terraform reads.
 func requireBlocks(root *crdschema.Node, blocks map[string]schema.Block) {
 	for _, c := range root.Children {
 		if !c.Required {
@@ -97,11 +122,9 @@ func requireBlocks(root *crdschema.Node, blocks map[string]schema.Block) {
 		switch b := blocks[c.Name].(type) {
 		case schema.SingleNestedBlock:
 			b.Validators = append(b.Validators, requiredObject{})
-			b.MarkdownDescription = "Required. " + b.MarkdownDescription
 			blocks[c.Name] = b
 		case schema.ListNestedBlock:
 			b.Validators = append(b.Validators, requiredList{})
-			b.MarkdownDescription = "Required, at least one. " + b.MarkdownDescription
 			blocks[c.Name] = b
 		}
 	}
@@ -128,5 +151,17 @@ func (requiredList) ValidateList(_ context.Context, req validator.ListRequest, r
 	if !req.ConfigValue.IsUnknown() && len(req.ConfigValue.Elements()) == 0 {
 		resp.Diagnostics.AddAttributeError(req.Path, "Missing "+req.Path.String()+" block",
 			fmt.Sprintf("add at least one %s { ... } block", req.Path))
+	}
+}
+
+// keepEquivalentSpellings plans the state's spelling of every duration and
+// quantity the configuration spells otherwise (crdschema.Node.KeepEquivalent).
+func (r *objectResource) keepEquivalentSpellings(state tftypes.Value, resp *resource.ModifyPlanResponse) {
+	root, _, err := r.kind.load()
+	if err != nil {
+		return
+	}
+	if v, err := root.KeepEquivalent(resp.Plan.Raw, state); err == nil {
+		resp.Plan.Raw = v
 	}
 }

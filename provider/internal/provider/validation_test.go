@@ -167,9 +167,10 @@ func TestValidationAtPlanTime(t *testing.T) {
 		Steps: []resource.TestStep{
 			{Config: badPool, PlanOnly: true, ExpectError: inOrder(poolProblems...)},
 			{Config: badClass, PlanOnly: true, ExpectError: inOrder(classProblems...)},
+			// The schema requires them (NewServer): Terraform itself refuses the configuration.
 			{Config: missingBlocks, PlanOnly: true, ExpectError: inOrder(
-				"Missing ami_selector_term block", "add at least one ami_selector_term { ... } block",
-				"Missing node_class_ref block", "add a node_class_ref { ... } block")},
+				"Insufficient ami_selector_term blocks", `At least 1 "ami_selector_term" blocks are required`,
+				"Missing node_class_ref block", `A block of type "node_class_ref" is required here`)},
 		},
 	})
 }

@@ -91,12 +91,12 @@ the bed is up, with the NodePools and NodeClasses of %s; Ctrl-C stops it.
   %s create deployment web --image=registry.invalid/app --replicas=20
   %s set resources deployment web --requests=cpu=1,memory=2Gi
 
-  AWS emulator:  %s  (region %s, any credentials)
-    e.g. AWS_ENDPOINT_URL=%s AWS_ACCESS_KEY_ID=x AWS_SECRET_ACCESS_KEY=x aws ec2 describe-instances --region %s
+  AWS emulator:  %s  (region %s, as its seeded administrator user)
+    e.g. AWS_ENDPOINT_URL=%s AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s aws ec2 describe-instances --region %s
   metrics:       http://%s/metrics
   Stowage logs:  %s
 `, seed, bed.ControlPlane.KubeconfigPath, kubectl, kubectl, kubectl,
-		bed.EmulatorURL, testbed.Region, bed.EmulatorURL, testbed.Region, metrics, logPath)
+		bed.EmulatorURL, testbed.Region, bed.EmulatorURL, awsemu.DefaultAccessKeyID, awsemu.DefaultSecretAccessKey, testbed.Region, metrics, logPath)
 }
 
 func fileExists(p string) bool {
