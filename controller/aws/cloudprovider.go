@@ -199,6 +199,7 @@ func query(nc *v1alpha1.NodeClass, r *Resolved) instancetype.Query {
 		reservations = append(reservations, cr.ID)
 	}
 	return instancetype.Query{Zones: zones, Kubelet: nc.Spec.Kubelet, RootVolumeGiB: ephemeralVolumeGiB(nc), InstanceStoreRAID0: raid0,
+		Bottlerocket: amifamily.Family(nc) == amifamily.FamilyBottlerocket,
 		Reservations: reservations}
 }
 

@@ -131,12 +131,32 @@ func (c *CloudProvider) Status(ctx context.Context, nc *v1alpha1.NodeClass) v1al
 		}
 		return v1alpha1.NodeClassStatus{Conditions: []metav1.Condition{cond}}
 	}
+	if _, err := c.ReplacedUserData(nc); err != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "UserDataInvalid", err.Error()
+	}
 	st := v1alpha1.NodeClassStatus{SecurityGroups: r.SecurityGroups, AMIs: r.AMIs, InstanceProfile: r.InstanceProfile,
 		CapacityReservations: r.Reservations, Conditions: []metav1.Condition{cond}}
 	for _, s := range r.Subnets {
 		st.Subnets = append(st.Subnets, v1alpha1.Subnet{ID: s.ID, Zone: s.Zone, ZoneID: s.ZoneID})
 	}
 	return st
+}
+
+// ReplacedUserData names the settings of the NodeClass's userData that
+// Stowage's own replace on every node of the class (the cluster's, and the
+// kubelet block's; a pool's labels and taints may replace more); the error
+// says why the userData cannot be read.
+func (c *CloudProvider) ReplacedUserData(nc *v1alpha1.NodeClass) ([]string, error) {
+	r, err := amifamily.Render(amifamily.Family(nc), bootstrap(c.opts.Cluster, nc))
+	return r.Replaced, err
+}
+
+// LaunchTemplate is the launch template a claim of the NodeClass launches
+// from with an image (the user data included), as a launch ensures it, for
+// `stowage render`: the selectors are not resolved, so it names no
+// security group or instance profile.
+func (c *CloudProvider) LaunchTemplate(claim *v1alpha1.NodeClaim, nc *v1alpha1.NodeClass, imageID string) (launchtemplate.Config, error) {
+	return c.templateConfig(claim, nc, &Resolved{}, imageID, "")
 }
 
 // ephemeralVolumeGiB is the size of the volume that holds the node's ephemeral

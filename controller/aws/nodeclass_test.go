@@ -1,7 +1,11 @@
 package aws_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
+
+	"k8s.io/utils/ptr"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/internal/awsemu"
@@ -90,4 +94,24 @@ func contains(s, sub string) bool {
 		}
 	}
 	return false
+}
+
+// TestUserDataThatCannotBeReadMakesTheNodeClassNotReady: a Bottlerocket
+// class whose userData is not TOML is not Ready, saying so; one that sets
+// the cluster's name has that setting named as replaced.
+func TestUserDataThatCannotBeReadMakesTheNodeClassNotReady(t *testing.T) {
+	e := newEnv(t, awsemu.SmallCatalogue(), 1)
+	nc := nodeClass("br", "bottlerocket@latest")
+	nc.Spec.UserData = ptr.To("[settings.kubernetes]\ncluster-name = 'other'\nkube-api-qps = 30\n")
+	if st := e.cp.Status(ctx(t), nc); st.Conditions[0].Status != "True" {
+		t.Fatalf("status %+v, want Ready", st.Conditions)
+	}
+	if got, err := e.cp.ReplacedUserData(nc); err != nil || !slices.Equal(got, []string{"settings.kubernetes.cluster-name"}) {
+		t.Errorf("replaced %q, %v; want the cluster name", got, err)
+	}
+	nc.Spec.UserData = ptr.To("[settings.kubernetes]\n[settings.kubernetes]\n")
+	st := e.cp.Status(ctx(t), nc)
+	if c := st.Conditions[0]; c.Status != "False" || c.Reason != "UserDataInvalid" || !strings.Contains(c.Message, "spec.userData is not TOML") {
+		t.Errorf("condition %+v, want False UserDataInvalid naming spec.userData", c)
+	}
 }

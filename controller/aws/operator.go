@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -20,6 +21,7 @@ type Clients struct {
 	SSM     sdk.SSMAPI
 	Pricing sdk.PricingAPI
 	IAM     sdk.IAMAPI
+	EKS     sdk.EKSAPI
 }
 
 // pricingRegion is where the Pricing API answers for every region.
@@ -44,5 +46,6 @@ func ClientsFromConfig(cfg aws.Config) Clients {
 		SSM:     ssm.NewFromConfig(cfg),
 		Pricing: pricing.NewFromConfig(cfg, func(o *pricing.Options) { o.Region = pricingRegion }),
 		IAM:     iam.NewFromConfig(cfg),
+		EKS:     eks.NewFromConfig(cfg),
 	}
 }

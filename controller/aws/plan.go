@@ -2,6 +2,8 @@ package aws
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -39,7 +41,11 @@ func (c *CloudProvider) plan(ctx context.Context, claim *v1alpha1.NodeClaim, nc 
 		key := [2]string{ami.ID, o.reservation}
 		lt, ok := templates[key]
 		if !ok {
-			name, err := c.templates.Ensure(ctx, c.templateConfig(claim, nc, r, ami.ID, o.reservation))
+			cfg, err := c.templateConfig(claim, nc, r, ami.ID, o.reservation)
+			if err != nil {
+				return nil, err
+			}
+			name, err := c.templates.Ensure(ctx, cfg)
 			if err != nil {
 				return nil, c.launchError(err)
 			}
@@ -69,16 +75,19 @@ func (c *CloudProvider) instanceTags(claim *v1alpha1.NodeClaim, nc *v1alpha1.Nod
 	return tags
 }
 
-func (c *CloudProvider) templateConfig(claim *v1alpha1.NodeClaim, nc *v1alpha1.NodeClass, r *Resolved, imageID, reservation string) launchtemplate.Config {
+// templateConfig is the launch template of a claim's nodes from an image:
+// everything the NodeClass fixes on the instance, and the user data.
+func (c *CloudProvider) templateConfig(claim *v1alpha1.NodeClaim, nc *v1alpha1.NodeClass, r *Resolved, imageID, reservation string) (launchtemplate.Config, error) {
 	cfg := launchtemplate.Config{ImageID: imageID, InstanceProfile: r.InstanceProfile, HTTPTokens: "required",
-		HopLimit: 1, HTTPEndpoint: "enabled", BlockDevices: nc.Spec.BlockDeviceMappings, Tags: nc.Spec.Tags,
-		CapacityReservationID: reservation}
+		HopLimit: 1, HTTPEndpoint: "enabled", HTTPProtocolIPv6: "disabled", BlockDevices: nc.Spec.BlockDeviceMappings,
+		Tags: nc.Spec.Tags, CapacityReservationID: reservation, AssociatePublicIP: nc.Spec.AssociatePublicIPAddress}
 	for _, g := range r.SecurityGroups {
 		cfg.SecurityGroups = append(cfg.SecurityGroups, g.ID)
 	}
 	if m := nc.Spec.MetadataOptions; m != nil {
 		cfg.HTTPTokens = deref(m.HTTPTokens, cfg.HTTPTokens)
 		cfg.HTTPEndpoint = deref(m.HTTPEndpoint, cfg.HTTPEndpoint)
+		cfg.HTTPProtocolIPv6 = deref(m.HTTPProtocolIPv6, cfg.HTTPProtocolIPv6)
 		if m.HTTPPutResponseHopLimit != nil {
 			cfg.HopLimit = int32(*m.HTTPPutResponseHopLimit) //nolint:gosec // validated 1..64
 		}
@@ -86,12 +95,27 @@ func (c *CloudProvider) templateConfig(claim *v1alpha1.NodeClaim, nc *v1alpha1.N
 	if nc.Spec.DetailedMonitoring != nil {
 		cfg.Monitoring = *nc.Spec.DetailedMonitoring
 	}
-	taints := append(append([]corev1.Taint{v1alpha1.UnregisteredNoExecuteTaint}, claim.Spec.Taints...), claim.Spec.StartupTaints...)
-	cfg.UserData = amifamily.UserData(amifamily.Family(nc), amifamily.Bootstrap{
-		Cluster: c.opts.Cluster, Kubelet: nc.Spec.Kubelet, Labels: nodeLabels(claim), Taints: taints, CustomData: nc.Spec.UserData,
-		InstanceStoreRAID0: nc.Spec.InstanceStorePolicy != nil && *nc.Spec.InstanceStorePolicy == v1alpha1.InstanceStorePolicyRAID0,
-	})
-	return cfg
+	ud, err := c.userData(claim, nc)
+	if err != nil {
+		return cfg, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("nodeclass %s: %w", nc.Name, err))
+	}
+	cfg.UserData = base64.StdEncoding.EncodeToString([]byte(ud.Text))
+	return cfg, nil
+}
+
+// userData renders the user data a claim's nodes boot with.
+func (c *CloudProvider) userData(claim *v1alpha1.NodeClaim, nc *v1alpha1.NodeClass) (amifamily.Rendered, error) {
+	b := bootstrap(c.opts.Cluster, nc)
+	b.Labels = nodeLabels(claim)
+	b.Taints = append(append([]corev1.Taint{v1alpha1.UnregisteredNoExecuteTaint}, claim.Spec.Taints...), claim.Spec.StartupTaints...)
+	return amifamily.Render(amifamily.Family(nc), b)
+}
+
+// bootstrap is what every node of the NodeClass boots with, before its
+// pool's labels and taints.
+func bootstrap(cluster amifamily.Cluster, nc *v1alpha1.NodeClass) amifamily.Bootstrap {
+	return amifamily.Bootstrap{Cluster: cluster, Kubelet: nc.Spec.Kubelet, CustomData: nc.Spec.UserData,
+		InstanceStoreRAID0: nc.Spec.InstanceStorePolicy != nil && *nc.Spec.InstanceStorePolicy == v1alpha1.InstanceStorePolicyRAID0}
 }
 
 // nodeLabels are the claim's labels the kubelet registers with: the pool's own,

@@ -90,8 +90,8 @@ func (s *sessionCredentials) Retrieve(context.Context) (awssdk.Credentials, erro
 
 // TestTheGeneratedPolicyAllowsEveryCallAndNothingUnused drives every path of
 // the AWS layer as the controller's role (launches of each capacity type, an
-// instance profile made for the node role, reads, termination, the launch
-// template GC): every authorization is allowed (asController fails the test
+// instance profile made for the node role, reads, the cluster's service
+// CIDR, termination, the launch template GC): every authorization is allowed (asController fails the test
 // otherwise), and every action the policy grants is one the emulator
 // authorized for these calls; an action nothing needs is a grant too many.
 //
@@ -124,6 +124,10 @@ func TestTheGeneratedPolicyAllowsEveryCallAndNothingUnused(t *testing.T) {
 		t.Fatalf("a node class with an image by id: %+v", st.Conditions[0])
 	}
 	if err := e.cp.Refresh(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	e.emu.AddEKSCluster(awsemu.EKSCluster{Name: cluster, ServiceIPv4CIDR: "10.100.0.0/16", IPFamily: "ipv4"})
+	if _, err := stowaws.ServiceCIDR(ctx(t), e.asRole.EKS, cluster); err != nil {
 		t.Fatal(err)
 	}
 	var launched []string

@@ -19,6 +19,8 @@ import (
 	stowaws "github.com/stowage-dev/stowage/controller/aws"
 	"github.com/stowage-dev/stowage/controller/aws/amifamily"
 	"github.com/stowage-dev/stowage/internal/awsemu"
+	"github.com/stowage-dev/stowage/internal/nodeboot"
+	"github.com/stowage-dev/stowage/internal/userdatacheck"
 )
 
 const (
@@ -34,6 +36,8 @@ type env struct {
 	emu     *awsemu.Emulator
 	srv     *httptest.Server
 	clients stowaws.Clients
+	// asRole are clients acting as the controller's role (asController).
+	asRole  stowaws.Clients
 	cp      *stowaws.CloudProvider
 	clk     *clocktesting.FakeClock
 	nc      *v1alpha1.NodeClass
@@ -75,8 +79,26 @@ func newEnv(t testing.TB, types []awsemu.InstanceTypeSpec, zones int, options ..
 	e.emu.AddRole(nodeRole)
 	e.clients = stowaws.ClientsFromConfig(sdkConfig(e.srv.URL, 3))
 	e.nc = nodeClass("default", "al2023@latest")
-	e.cp = e.newProvider(asController(t, e, types))
+	e.asRole = asController(t, e, types)
+	e.cp = e.newProvider(e.asRole)
+	t.Cleanup(func() { checkUserData(t, e.emu) })
 	return e
+}
+
+// checkUserData reads the user data of every launch template the test left
+// as a node of its image would, each NodeConfig checked against nodeadm's
+// schema and each Bottlerocket document by a TOML parser.
+func checkUserData(t testing.TB, emu *awsemu.Emulator) {
+	t.Helper()
+	for _, lt := range emu.LaunchTemplates() {
+		img, ok := emu.ImageByID(lt.ImageID)
+		if !ok || lt.UserData == "" {
+			continue
+		}
+		if _, err := userdatacheck.Check(nodeboot.FamilyOfImage(img.Name), lt.UserData); err != nil {
+			t.Errorf("launch template %s: a node of %s would refuse its user data: %v", lt.Name, img.Name, err)
+		}
+	}
 }
 
 func (e *env) newProvider(c stowaws.Clients) *stowaws.CloudProvider {

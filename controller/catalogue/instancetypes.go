@@ -22,6 +22,9 @@ type Options struct {
 	// InstanceStoreRAID0 (a NodeClass's instanceStorePolicy RAID0) puts
 	// ephemeral storage on the instance store of the types that have one.
 	InstanceStoreRAID0 bool
+	// Bottlerocket says the nodes boot Bottlerocket, whose settings turn the
+	// kubelet settings into allocatable otherwise than nodeadm does.
+	Bottlerocket bool
 }
 
 // DefaultOptions are us-east-1 with three zones, spot and on-demand.
@@ -62,20 +65,13 @@ func offerings(info Info, opts Options) cloudprovider.Offerings {
 // NewInstanceType builds one instance type from its facts and offerings; the AWS
 // layer uses it for discovered types so both produce the same shape.
 func NewInstanceType(info Info, opts Options, ofs cloudprovider.Offerings) *cloudprovider.InstanceType {
-	rootGiB := opts.RootVolumeGiB
-	if rootGiB == 0 {
-		rootGiB = DefaultRootVolumeGiB
-	}
-	capacity := Capacity(info, opts.Kubelet, rootGiB)
-	if opts.InstanceStoreRAID0 && info.LocalNVMeGiB > 0 {
-		capacity.EphemeralStorage = InstanceStoreBytes(info)
-	}
+	capacity := Capacity(info, opts)
 	return &cloudprovider.InstanceType{
 		Name:         info.Name,
 		Requirements: Requirements(info, opts.Region, ofs),
 		Offerings:    ofs,
 		Capacity:     capacity,
-		Overhead:     ComputeOverhead(info, capacity, opts.Kubelet),
+		Overhead:     ComputeOverhead(info, capacity, opts),
 	}
 }
 

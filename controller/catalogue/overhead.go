@@ -1,26 +1,33 @@
 package catalogue
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
 
-// The EKS node formulas (docs/guides/capacity.md explains each):
+// The EKS node formulas, as nodeadm (AL2023, and custom images built on it)
+// and Bottlerocket apply them and the kubelet reports them
+// (docs/guides/capacity.md explains each; internal/nodeboot's independent
+// reading of the user data checks them on the bed and in the simulator):
 //   - memory capacity is the instance memory less VMMemoryOverheadPercent (rounded up to a MiB), which the hypervisor and firmware keep;
 //   - kube-reserved CPU is 6% of the first core, 1% of the second, 0.5% of the third and fourth, 0.25% of the rest;
-//   - kube-reserved memory is 11 MiB per pod plus 255 MiB;
+//   - kube-reserved memory is 11 MiB per pod plus 255 MiB: the pods of nodeadm's own max pods (the ENI formula,
+//     whatever maxPods or podsPerCore the kubelet then runs with), or on Bottlerocket of its max-pods setting;
 //   - kube-reserved ephemeral storage is 1 GiB; system-reserved is nothing unless the NodeClass sets it;
-//   - the hard eviction thresholds are memory.available<100Mi and nodefs.available<10%; a soft threshold
-//     the NodeClass sets counts where it is larger;
+//   - the hard eviction thresholds are memory.available<100Mi, nodefs.available<10% and nodefs.inodesFree<5%;
+//     nodeadm merges the NodeClass's evictionHard into them key by key, Bottlerocket takes the NodeClass's
+//     alone; a percentage is of the capacity, parsed as a float32 as the kubelet does; soft thresholds do not
+//     count, as the kubelet does not subtract them;
 //   - ephemeral storage is the root volume, or with instanceStorePolicy RAID0 the instance store (decimal GB);
-//   - max pods is the ENI formula max_enis * (ipv4_per_eni - 1) + 2, unless the NodeClass sets maxPods or podsPerCore.
+//   - max pods is the ENI formula max_enis * (ipv4_per_eni - 1) + 2, unless the NodeClass sets maxPods, capped
+//     by podsPerCore * vCPUs (which Bottlerocket has no setting for).
 const (
 	VMMemoryOverheadPercent    = 0.075
 	kubeReservedMemoryPerPodMi = 11
@@ -31,30 +38,42 @@ const (
 )
 
 // DefaultEvictionHard are the kubelet's hard eviction thresholds on EKS AMIs.
-var DefaultEvictionHard = map[string]string{"memory.available": "100Mi", "nodefs.available": "10%"}
+var DefaultEvictionHard = map[string]string{"memory.available": "100Mi", "nodefs.available": "10%", "nodefs.inodesFree": "5%"}
 
-// MaxPods is the node's pod limit: the ENI formula, or the kubelet's maxPods, capped by podsPerCore.
-func MaxPods(info Info, kubelet *v1alpha1.KubeletConfiguration) int64 {
-	pods := info.MaxPodsENI
-	if kubelet == nil {
-		return pods
-	}
-	if kubelet.MaxPods != nil {
-		pods = int64(*kubelet.MaxPods)
-	}
-	if kubelet.PodsPerCore != nil && *kubelet.PodsPerCore > 0 {
-		pods = min(pods, int64(*kubelet.PodsPerCore)*info.VCPU)
+// MaxPods is the node's pod limit: the ENI formula, or the kubelet's
+// maxPods, capped by podsPerCore but on Bottlerocket.
+func MaxPods(info Info, opts Options) int64 {
+	pods := maxPodsSetting(info, opts)
+	if k := opts.Kubelet; k != nil && k.PodsPerCore != nil && *k.PodsPerCore > 0 && !opts.Bottlerocket {
+		pods = min(pods, int64(*k.PodsPerCore)*info.VCPU)
 	}
 	return pods
 }
 
-// Capacity is what a node of this type reports as capacity.
-func Capacity(info Info, kubelet *v1alpha1.KubeletConfiguration, rootVolumeGiB int64) scheduling.Resources {
+// maxPodsSetting is the max pods the NodeClass sets, else the ENI formula.
+func maxPodsSetting(info Info, opts Options) int64 {
+	if k := opts.Kubelet; k != nil && k.MaxPods != nil {
+		return int64(*k.MaxPods)
+	}
+	return info.MaxPodsENI
+}
+
+// Capacity is what a node of this type reports as capacity: ephemeral
+// storage on the instance store with RAID0 where the type has one, else on
+// the root volume (DefaultRootVolumeGiB unless opts say).
+func Capacity(info Info, opts Options) scheduling.Resources {
+	rootGiB := opts.RootVolumeGiB
+	if rootGiB == 0 {
+		rootGiB = DefaultRootVolumeGiB
+	}
 	r := scheduling.Resources{
 		CPU:              info.VCPU * 1000,
 		Memory:           (info.MemoryMiB - vmMemoryOverheadMiB(info.MemoryMiB)) * mi,
-		EphemeralStorage: rootVolumeGiB * gi,
-		Pods:             MaxPods(info, kubelet),
+		EphemeralStorage: rootGiB * gi,
+		Pods:             MaxPods(info, opts),
+	}
+	if opts.InstanceStoreRAID0 && info.LocalNVMeGiB > 0 {
+		r.EphemeralStorage = InstanceStoreBytes(info)
 	}
 	if info.GPUCount > 0 && info.GPUManufacturer == "nvidia" {
 		r.Set("nvidia.com/gpu", info.GPUCount)
@@ -93,25 +112,39 @@ func InstanceStoreBytes(info Info) int64 {
 }
 
 // ComputeOverhead is the EKS reservation for a node of this type, with the NodeClass's overrides.
-func ComputeOverhead(info Info, capacity scheduling.Resources, kubelet *v1alpha1.KubeletConfiguration) cloudprovider.Overhead {
+func ComputeOverhead(info Info, capacity scheduling.Resources, opts Options) cloudprovider.Overhead {
+	reservedPods := info.MaxPodsENI // nodeadm's base max pods
+	if opts.Bottlerocket {
+		reservedPods = maxPodsSetting(info, opts)
+	}
 	kube := scheduling.Resources{
 		CPU:              KubeReservedCPU(info.VCPU),
-		Memory:           (kubeReservedMemoryPerPodMi*capacity.Pods + kubeReservedMemoryBaseMi) * mi,
+		Memory:           (kubeReservedMemoryPerPodMi*reservedPods + kubeReservedMemoryBaseMi) * mi,
 		EphemeralStorage: gi,
 	}
-	var system, soft scheduling.Resources
+	var system scheduling.Resources
 	eviction := DefaultEvictionHard
-	if kubelet != nil {
-		kube = override(kube, kubelet.KubeReserved)
-		system = override(system, kubelet.SystemReserved)
-		if len(kubelet.EvictionHard) > 0 {
-			eviction = kubelet.EvictionHard
-		}
-		soft = evictionThreshold(capacity, kubelet.EvictionSoft)
+	if k := opts.Kubelet; k != nil {
+		kube = override(kube, k.KubeReserved)
+		system = override(system, k.SystemReserved)
+		eviction = evictionHard(k.EvictionHard, opts.Bottlerocket)
 	}
-	hard := evictionThreshold(capacity, eviction)
-	threshold := scheduling.Resources{Memory: max(hard.Memory, soft.Memory), EphemeralStorage: max(hard.EphemeralStorage, soft.EphemeralStorage)}
-	return cloudprovider.Overhead{KubeReserved: kube, SystemReserved: system, EvictionThreshold: threshold}
+	return cloudprovider.Overhead{KubeReserved: kube, SystemReserved: system, EvictionThreshold: evictionThreshold(capacity, eviction)}
+}
+
+// evictionHard is the kubelet's hard thresholds: the NodeClass's laid over
+// nodeadm's defaults key by key (its drop-in is a JSON merge patch of the
+// base configuration), or on Bottlerocket the NodeClass's alone.
+func evictionHard(set map[string]string, bottlerocket bool) map[string]string {
+	if len(set) == 0 {
+		return DefaultEvictionHard
+	}
+	if bottlerocket {
+		return set
+	}
+	out := maps.Clone(DefaultEvictionHard)
+	maps.Copy(out, set)
+	return out
 }
 
 func override(r scheduling.Resources, values map[string]string) scheduling.Resources {
@@ -136,16 +169,19 @@ func evictionThreshold(capacity scheduling.Resources, thresholds map[string]stri
 	return r
 }
 
+// thresholdValue is a threshold's quantity: a percentage of total is parsed
+// as a float32, as the kubelet parses it (10 % of 20 GiB is 32 bytes over a
+// tenth).
 func thresholdValue(v string, total int64) int64 {
 	if v == "" {
 		return 0
 	}
 	if pct, ok := strings.CutSuffix(v, "%"); ok {
-		f, err := strconv.ParseFloat(pct, 64)
+		f, err := strconv.ParseFloat(pct, 32)
 		if err != nil {
 			return 0
 		}
-		return int64(float64(total) * f / 100)
+		return int64(float64(total) * float64(float32(f)/100))
 	}
 	q, err := resource.ParseQuantity(v)
 	if err != nil {

@@ -54,7 +54,7 @@ func TestMaxPodsByENI(t *testing.T) {
 			if info.MaxENIs != tc.enis || info.IPv4PerENI != tc.ipv4 {
 				t.Fatalf("%s has %d ENIs x %d IPv4, want %d x %d", tc.name, info.MaxENIs, info.IPv4PerENI, tc.enis, tc.ipv4)
 			}
-			if got := catalogue.MaxPods(info, nil); got != tc.want {
+			if got := catalogue.MaxPods(info, catalogue.Options{}); got != tc.want {
 				t.Errorf("MaxPods = %d, want %d", got, tc.want)
 			}
 			if got := build(t, tc.name, nil).Capacity.Pods; got != tc.want {
@@ -64,32 +64,42 @@ func TestMaxPodsByENI(t *testing.T) {
 	}
 }
 
+// TestKubeletOverridesMaxPods: maxPods and podsPerCore set the pods a node
+// takes; kube-reserved memory follows nodeadm's own max pods (the ENI
+// formula), whatever the kubelet then runs with (nodeadm's
+// kubelet-config-max-pods case: 915Mi for 60 pods where maxPods is 1). On
+// Bottlerocket, podsPerCore does nothing and kube-reserved memory follows
+// the max-pods setting.
 func TestKubeletOverridesMaxPods(t *testing.T) {
 	for _, tc := range []struct {
-		name        string
-		typ         string
-		maxPods     *int32
-		podsPerCore *int32
-		want        int64
+		name         string
+		typ          string
+		maxPods      *int32
+		podsPerCore  *int32
+		bottlerocket bool
+		want         int64
+		reservedFor  int64
 	}{
-		{"no override keeps the ENI limit", "m6i.large", nil, nil, 29},
-		{"maxPods replaces the ENI limit upwards", "m6i.large", ptr.To[int32](110), nil, 110},
-		{"maxPods replaces the ENI limit downwards", "c6i.24xlarge", ptr.To[int32](250), nil, 250},
-		{"podsPerCore caps the ENI limit", "m6i.large", nil, ptr.To[int32](10), 20}, // min(29, 10*2)
-		{"podsPerCore above the ENI limit changes nothing", "m6i.large", nil, ptr.To[int32](100), 29},
-		{"podsPerCore caps maxPods", "c6i.xlarge", ptr.To[int32](110), ptr.To[int32](5), 20},        // min(110, 5*4)
-		{"maxPods below podsPerCore wins", "c6i.24xlarge", ptr.To[int32](50), ptr.To[int32](5), 50}, // min(50, 5*96)
-		{"podsPerCore 0 means no cap", "m6i.large", nil, ptr.To[int32](0), 29},
+		{"no override keeps the ENI limit", "m6i.large", nil, nil, false, 29, 29},
+		{"maxPods replaces the ENI limit upwards", "m6i.large", ptr.To[int32](110), nil, false, 110, 29},
+		{"maxPods replaces the ENI limit downwards", "c6i.24xlarge", ptr.To[int32](250), nil, false, 250, 737},
+		{"podsPerCore caps the ENI limit", "m6i.large", nil, ptr.To[int32](10), false, 20, 29}, // min(29, 10*2)
+		{"podsPerCore above the ENI limit changes nothing", "m6i.large", nil, ptr.To[int32](100), false, 29, 29},
+		{"podsPerCore caps maxPods", "c6i.xlarge", ptr.To[int32](110), ptr.To[int32](5), false, 20, 58},         // min(110, 5*4)
+		{"maxPods below podsPerCore wins", "c6i.24xlarge", ptr.To[int32](50), ptr.To[int32](5), false, 50, 737}, // min(50, 5*96)
+		{"podsPerCore 0 means no cap", "m6i.large", nil, ptr.To[int32](0), false, 29, 29},
+		{"Bottlerocket reserves for its max-pods", "c6i.24xlarge", ptr.To[int32](250), nil, true, 250, 250},
+		{"Bottlerocket has no podsPerCore", "m6i.large", nil, ptr.To[int32](10), true, 29, 29},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			kubelet := &v1alpha1.KubeletConfiguration{MaxPods: tc.maxPods, PodsPerCore: tc.podsPerCore}
-			it := build(t, tc.typ, kubelet)
+			opts := catalogue.DefaultOptions()
+			opts.Kubelet, opts.Bottlerocket = &v1alpha1.KubeletConfiguration{MaxPods: tc.maxPods, PodsPerCore: tc.podsPerCore}, tc.bottlerocket
+			it := catalogue.InstanceTypes([]catalogue.Info{builtinByName()[tc.typ]}, opts)[0]
 			if it.Capacity.Pods != tc.want {
 				t.Errorf("capacity pods = %d, want %d", it.Capacity.Pods, tc.want)
 			}
-			// kube-reserved memory follows the pod limit the kubelet ends up with.
-			if want := (11*tc.want + 255) * mib; it.Overhead.KubeReserved.Memory != want {
-				t.Errorf("kube-reserved memory = %d MiB, want 11*%d+255 = %d MiB", it.Overhead.KubeReserved.Memory/mib, tc.want, want/mib)
+			if want := (11*tc.reservedFor + 255) * mib; it.Overhead.KubeReserved.Memory != want {
+				t.Errorf("kube-reserved memory = %d MiB, want 11*%d+255 = %d MiB", it.Overhead.KubeReserved.Memory/mib, tc.reservedFor, want/mib)
 			}
 		})
 	}
@@ -155,8 +165,9 @@ func TestNodeCapacityAndOverhead(t *testing.T) {
 				t.Errorf("capacity = %+v, want %+v", it.Capacity, wantCap)
 			}
 			want := cloudprovider.Overhead{
-				KubeReserved:      scheduling.Resources{CPU: tc.kubeCPU, Memory: tc.kubeMemMiB * mib, EphemeralStorage: gib},
-				EvictionThreshold: scheduling.Resources{Memory: 100 * mib, EphemeralStorage: 2 * gib}, // 100Mi; 10% of 20 GiB
+				KubeReserved: scheduling.Resources{CPU: tc.kubeCPU, Memory: tc.kubeMemMiB * mib, EphemeralStorage: gib},
+				// 100Mi; 10% of 20 GiB, the 10% a float32 as the kubelet parses it: 32 bytes over 2 GiB
+				EvictionThreshold: scheduling.Resources{Memory: 100 * mib, EphemeralStorage: 2*gib + 32},
 			}
 			if !equalResources(it.Overhead.KubeReserved, want.KubeReserved) || !equalResources(it.Overhead.EvictionThreshold, want.EvictionThreshold) ||
 				!it.Overhead.SystemReserved.IsZero() {
@@ -189,7 +200,7 @@ func TestKubeletReservationsAndEvictionOverrides(t *testing.T) {
 	want := cloudprovider.Overhead{
 		KubeReserved:      scheduling.Resources{CPU: 250, Memory: gib, EphemeralStorage: 3 * gib},
 		SystemReserved:    scheduling.Resources{CPU: 100, Memory: 512 * mib},
-		EvictionThreshold: scheduling.Resources{Memory: 200 * mib, EphemeralStorage: 3 * gib}, // 15% of 20 GiB
+		EvictionThreshold: scheduling.Resources{Memory: 200 * mib, EphemeralStorage: 3221225600}, // 15% (a float32) of 20 GiB
 	}
 	if !equalResources(it.Overhead.KubeReserved, want.KubeReserved) || !equalResources(it.Overhead.SystemReserved, want.SystemReserved) ||
 		!equalResources(it.Overhead.EvictionThreshold, want.EvictionThreshold) {
@@ -211,12 +222,13 @@ func TestRootVolumeSizesEphemeralStorage(t *testing.T) {
 	opts := catalogue.DefaultOptions()
 	opts.RootVolumeGiB = 200
 	it := catalogue.InstanceTypes([]catalogue.Info{info}, opts)[0]
-	if it.Capacity.EphemeralStorage != 200*gib || it.Overhead.EvictionThreshold.EphemeralStorage != 20*gib {
-		t.Errorf("200 GiB root volume: ephemeral storage %d GiB, nodefs eviction %d bytes; want 200 GiB and 10%% (20 GiB)",
+	// 10% of 200 GiB with the kubelet's float32 10% is 21,474,836,800 bytes (320 over 20 GiB).
+	if it.Capacity.EphemeralStorage != 200*gib || it.Overhead.EvictionThreshold.EphemeralStorage != 21_474_836_800 {
+		t.Errorf("200 GiB root volume: ephemeral storage %d GiB, nodefs eviction %d bytes; want 200 GiB and 10%% (21474836800)",
 			it.Capacity.EphemeralStorage/gib, it.Overhead.EvictionThreshold.EphemeralStorage)
 	}
-	if a := it.Allocatable().EphemeralStorage; a != 179*gib { // 200 - 1 kube-reserved - 20 eviction
-		t.Errorf("allocatable ephemeral storage = %d bytes, want 179 GiB", a)
+	if a := it.Allocatable().EphemeralStorage; a != 192_199_786_176 { // 200 GiB - 1 GiB kube-reserved - the eviction threshold
+		t.Errorf("allocatable ephemeral storage = %d bytes, want 192199786176", a)
 	}
 }
 
@@ -230,13 +242,14 @@ func equalResources(a, b scheduling.Resources) bool {
 // a type with an instance store (g5.xlarge: 250 GB) keeps ephemeral storage
 // there; one without (m6i.large) keeps the root volume. Worked by hand:
 // 250,000,000,000 bytes less 1 GiB kube-reserved (1,073,741,824) less the
-// 10% nodefs eviction threshold (25,000,000,000) is 223,926,258,176.
+// 10% nodefs eviction threshold (25,000,000,372, the kubelet's 10% being a
+// float32) is 223,926,257,804.
 func TestInstanceStoreRAID0SizesEphemeralStorage(t *testing.T) {
 	opts := catalogue.DefaultOptions()
 	opts.InstanceStoreRAID0 = true
 	types := catalogue.InstanceTypes([]catalogue.Info{builtinByName()["g5.xlarge"], builtinByName()["m6i.large"]}, opts)
-	if g5 := types[0]; g5.Capacity.EphemeralStorage != 250_000_000_000 || g5.Allocatable().EphemeralStorage != 223_926_258_176 {
-		t.Errorf("g5.xlarge in RAID0: ephemeral storage %d, allocatable %d; want 250000000000 and 223926258176",
+	if g5 := types[0]; g5.Capacity.EphemeralStorage != 250_000_000_000 || g5.Allocatable().EphemeralStorage != 223_926_257_804 {
+		t.Errorf("g5.xlarge in RAID0: ephemeral storage %d, allocatable %d; want 250000000000 and 223926257804",
 			g5.Capacity.EphemeralStorage, g5.Allocatable().EphemeralStorage)
 	}
 	if m6i := types[1]; m6i.Capacity.EphemeralStorage != 20*gib {
@@ -248,16 +261,25 @@ func TestInstanceStoreRAID0SizesEphemeralStorage(t *testing.T) {
 	}
 }
 
-// TestSoftEvictionCountsWhereLarger: a soft threshold above the hard one
-// reserves more (m6i.large: memory.available 500Mi soft over 100Mi hard), one
-// below it changes nothing (nodefs.available 5% under 10%).
-func TestSoftEvictionCountsWhereLarger(t *testing.T) {
-	it := build(t, "m6i.large", &v1alpha1.KubeletConfiguration{
-		EvictionSoft: map[string]string{"memory.available": "500Mi", "nodefs.available": "5%"}})
-	if e := it.Overhead.EvictionThreshold; e.Memory != 500*mib || e.EphemeralStorage != 2*gib {
-		t.Errorf("eviction threshold memory %d, ephemeral %d; want 500 MiB (soft) and 2 GiB (hard 10%% of 20 GiB)", e.Memory, e.EphemeralStorage)
-	}
-	if a := it.Allocatable().Memory; a != 6503*mib { // 7577 capacity - 574 kube-reserved - 500 soft eviction, docs/guides/capacity.md
-		t.Errorf("allocatable memory %d MiB, want 6503 MiB", a/mib)
+// TestOnlyHardEvictionThresholdsCount: the kubelet subtracts its hard
+// thresholds from allocatable, not its soft ones; on AL2023 a NodeClass's
+// evictionHard is laid over nodeadm's key by key (nodefs.available 10 %
+// stays), on Bottlerocket it replaces them (no nodefs threshold left).
+func TestOnlyHardEvictionThresholdsCount(t *testing.T) {
+	k := &v1alpha1.KubeletConfiguration{EvictionHard: map[string]string{"memory.available": "200Mi"},
+		EvictionSoft: map[string]string{"memory.available": "500Mi", "nodefs.available": "15%"}}
+	for _, tc := range []struct {
+		bottlerocket          bool
+		memory, ephemeralHard int64
+	}{{false, 200 * mib, 2*gib + 32}, {true, 200 * mib, 0}} {
+		opts := catalogue.DefaultOptions()
+		opts.Kubelet, opts.Bottlerocket = k, tc.bottlerocket
+		it := catalogue.InstanceTypes([]catalogue.Info{builtinByName()["m6i.large"]}, opts)[0]
+		if e := it.Overhead.EvictionThreshold; e.Memory != tc.memory || e.EphemeralStorage != tc.ephemeralHard {
+			t.Errorf("bottlerocket %v: eviction threshold memory %d, ephemeral %d; want %d and %d", tc.bottlerocket, e.Memory, e.EphemeralStorage, tc.memory, tc.ephemeralHard)
+		}
+		if a := it.Allocatable().Memory; a != 6803*mib { // 7577 capacity - 574 kube-reserved - 200 hard eviction
+			t.Errorf("bottlerocket %v: allocatable memory %d MiB, want 6803 MiB", tc.bottlerocket, a/mib)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -77,6 +78,9 @@ func (b *syncBuffer) tail(n int) string {
 type bed struct {
 	*testbed.Bed
 	t, root testing.TB
+	// mismatchesExpected lets the test's Nodes register another allocatable
+	// than the one predicted at launch; every other test fails on one.
+	mismatchesExpected bool
 }
 
 // startBed starts the bed for t (failing it when the components are not
@@ -93,6 +97,14 @@ func startBed(t testing.TB, o testbed.Options) *bed {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b := &bed{Bed: tb, t: t, root: t}
+	mismatchesBefore := allocatableMismatches(t)
+	t.Cleanup(func() {
+		if n := allocatableMismatches(t) - mismatchesBefore; n > 0 && !b.mismatchesExpected {
+			t.Errorf("%v Node resources registered another allocatable than predicted at launch (stowage_nodeclaims_allocatable_mismatch_total): "+
+				"the prediction (controller/catalogue) and the nodes' rules (internal/nodeboot) disagree; the AllocatableMismatch events say where", n)
+		}
+	})
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("component logs:\n%s", tb.ControlPlane.LogTails())
@@ -102,7 +114,14 @@ func startBed(t testing.TB, o testbed.Options) *bed {
 			t.Errorf("stopping the bed: %v", err)
 		}
 	})
-	return &bed{Bed: tb, t: t, root: t}
+	return b
+}
+
+// allocatableMismatches sums stowage_nodeclaims_allocatable_mismatch_total
+// over its series: the process's count, which the tests, run one at a time,
+// move in turn.
+func allocatableMismatches(t testing.TB) float64 {
+	return sumMetric(t, "stowage_nodeclaims_allocatable_mismatch_total", func(m *dto.Metric) float64 { return m.GetCounter().GetValue() })
 }
 
 func (b *bed) create(objs ...client.Object) {
@@ -292,6 +311,12 @@ func (b *bed) pods(ns, app string) ([]corev1.Pod, error) {
 // running checks that want pods of app run, each on a Node Stowage launched
 // for its pool.
 func (b *bed) running(ns, app string, want int) func() error {
+	return b.runningIn(ns, app, want, poolName)
+}
+
+// runningIn checks that want pods of app run, each on a Node Stowage
+// launched for the pool.
+func (b *bed) runningIn(ns, app string, want int, pool string) func() error {
 	return func() error {
 		pods, err := b.pods(ns, app)
 		if err != nil {
@@ -311,7 +336,7 @@ func (b *bed) running(ns, app string, want int) func() error {
 			if err := b.Admin.Get(context.Background(), client.ObjectKey{Name: p.Spec.NodeName}, &node); err != nil {
 				return err
 			}
-			if node.Labels[v1alpha1.LabelNodePool] != poolName || !strings.HasPrefix(node.Spec.ProviderID, "aws:///") {
+			if node.Labels[v1alpha1.LabelNodePool] != pool || !strings.HasPrefix(node.Spec.ProviderID, "aws:///") {
 				return fmt.Errorf("pod %s runs on node %s (pool %q, provider id %q), not one Stowage launched",
 					p.Name, node.Name, node.Labels[v1alpha1.LabelNodePool], node.Spec.ProviderID)
 			}

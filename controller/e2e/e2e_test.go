@@ -3,10 +3,12 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,6 +69,17 @@ func provisionsPendingPods(t *testing.T, b *bed) *replica {
 	}
 	claims, _ := b.claims()
 	t.Logf("%d nodeclaims for 6 pods: %s", len(claims), describe(claims))
+	// The bed's API server serves Services on 10.0.0.0/24: a node told
+	// another CIDR would hand its pods a DNS server that does not exist.
+	for _, c := range claims {
+		var dns []string
+		if k, ok := b.Bridge.Kubelet(c.Status.NodeName); ok {
+			dns = k.Config.ClusterDNS
+		}
+		if !slices.Equal(dns, []string{"10.0.0.10"}) {
+			t.Errorf("node %s's kubelet has clusterDNS %v, want the service CIDR's 10.0.0.10", c.Status.NodeName, dns)
+		}
+	}
 	b.eventually(10*time.Second, func() error { return b.nominated("web") })
 	if n := cloudCalls(t, "Create"); n < float64(len(claims)) {
 		t.Errorf("the cloud provider metrics count %v Create calls, want at least %d", n, len(claims))
@@ -128,7 +141,19 @@ func describe(claims []v1alpha1.NodeClaim) string {
 }
 
 // cloudCalls sums the cloud provider duration histogram's samples for method.
-func cloudCalls(t *testing.T, method string) float64 {
+func cloudCalls(t testing.TB, method string) float64 {
+	return sumMetric(t, "stowage_cloudprovider_duration_seconds", func(m *dto.Metric) float64 {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "method" && l.GetValue() == method {
+				return float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+		return 0
+	})
+}
+
+// sumMetric sums value over the series of the process's metric named name.
+func sumMetric(t testing.TB, name string, value func(*dto.Metric) float64) float64 {
 	t.Helper()
 	families, err := crmetrics.Registry.Gather()
 	if err != nil {
@@ -136,14 +161,9 @@ func cloudCalls(t *testing.T, method string) float64 {
 	}
 	var n float64
 	for _, f := range families {
-		if f.GetName() != "stowage_cloudprovider_duration_seconds" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "method" && l.GetValue() == method {
-					n += float64(m.GetHistogram().GetSampleCount())
-				}
+		if f.GetName() == name {
+			for _, m := range f.GetMetric() {
+				n += value(m)
 			}
 		}
 	}

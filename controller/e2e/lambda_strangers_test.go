@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"testing"
 
@@ -36,7 +37,8 @@ func (s strangers) ids() []string {
 func (b *bed) launchStrangers(t *testing.T, names ...string) strangers {
 	t.Helper()
 	image := b.Emulator.AddImage(awsemu.Image{Name: "stranger", Architecture: "x86_64"})
-	lt := b.Emulator.AddLaunchTemplate(awsemu.LaunchTemplate{Name: "strangers", ImageID: image})
+	lt := b.Emulator.AddLaunchTemplate(awsemu.LaunchTemplate{Name: "strangers", ImageID: image,
+		UserData: base64.StdEncoding.EncodeToString([]byte(b.nodeConfig()))})
 	launch := func(capacityType string) string {
 		res, err := b.Emulator.CreateFleet(awsemu.FleetRequest{CapacityType: capacityType, TotalTargetCapacity: 1,
 			Overrides: []awsemu.FleetOverride{{LaunchTemplateID: lt, InstanceType: "m6i.large", Zone: strangerZone}}})

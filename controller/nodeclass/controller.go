@@ -9,6 +9,8 @@ package nodeclass
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -50,6 +52,14 @@ type Resolver interface {
 	Status(ctx context.Context, nc *v1alpha1.NodeClass) v1alpha1.NodeClassStatus
 }
 
+// UserDataReviewer is what a Resolver may also do: name the settings of a
+// NodeClass's userData that the cloud's own bootstrap settings replace.
+type UserDataReviewer interface {
+	// ReplacedUserData returns the settings' names (never their values,
+	// which may be secrets); an error is reported by Status instead.
+	ReplacedUserData(nc *v1alpha1.NodeClass) ([]string, error)
+}
+
 // Options tunes the controller; the zero value resyncs every DefaultResync.
 type Options struct {
 	// Resync is how often a NodeClass is resolved again when it did not change.
@@ -68,6 +78,9 @@ type Controller struct {
 	opts     Options
 	log      hclog.Logger
 	recorder events.EventRecorder
+
+	mu       sync.Mutex
+	reviewed map[string]int64 // nodeclass name -> generation whose userData was reviewed
 }
 
 // New returns a controller reading and writing NodeClasses through kube and
@@ -80,7 +93,7 @@ func New(clk clock.Clock, kube client.Client, resolver Resolver, opts Options) *
 		opts.Logger = hclog.NewNullLogger()
 	}
 	return &Controller{clk: clk, kube: kube, resolver: resolver, opts: opts,
-		log: opts.Logger.Named(Name), recorder: opts.Recorder}
+		log: opts.Logger.Named(Name), recorder: opts.Recorder, reviewed: map[string]int64{}}
 }
 
 // +kubebuilder:rbac:groups=stowage.dev,resources=nodeclasses,verbs=get;list;watch
@@ -106,6 +119,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := c.kube.Get(ctx, req.NamespacedName, nc); err != nil {
 		if apierrors.IsNotFound(err) {
 			forget(req.Name)
+			c.forgetReview(req.Name)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
@@ -132,7 +146,34 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		c.log.Info("nodeclass readiness changed", "nodeclass", nc.Name, "ready", after.Status, "reason", after.Reason)
 		stowevents.Publish(c.recorder, readinessEvent(nc, after))
 	}
+	c.reviewUserData(nc)
 	return reconcile.Result{RequeueAfter: c.opts.Resync}, nil
+}
+
+// reviewUserData tells, once per generation, which of the NodeClass's
+// userData settings give way to the cloud's own.
+func (c *Controller) reviewUserData(nc *v1alpha1.NodeClass) {
+	reviewer, ok := c.resolver.(UserDataReviewer)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	done := c.reviewed[nc.Name] == nc.Generation
+	c.reviewed[nc.Name] = nc.Generation
+	c.mu.Unlock()
+	if done {
+		return
+	}
+	if replaced, err := reviewer.ReplacedUserData(nc); err == nil && len(replaced) > 0 {
+		c.log.Info("nodeclass userData settings replaced", "nodeclass", nc.Name, "settings", strings.Join(replaced, ","))
+		stowevents.Publish(c.recorder, userDataReplacedEvent(nc, replaced))
+	}
+}
+
+func (c *Controller) forgetReview(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.reviewed, name)
 }
 
 // Merge returns the status to write: resolved's fields, and its conditions

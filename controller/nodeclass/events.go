@@ -1,6 +1,8 @@
 package nodeclass
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -14,6 +16,9 @@ const (
 	EventReady = "NodeClassReady"
 	// EventNotReady (Warning): the NodeClass became not Ready (False or Unknown).
 	EventNotReady = "NodeClassNotReady"
+	// EventUserDataReplaced (Warning): settings of the NodeClass's userData
+	// give way to Stowage's own on every node of the class.
+	EventUserDataReplaced = "UserDataReplaced"
 )
 
 // ReasonNotReported is the Ready condition's reason when the Resolver
@@ -34,4 +39,11 @@ func readinessEvent(nc *v1alpha1.NodeClass, ready *metav1.Condition) Event {
 		note += ": " + ready.Message
 	}
 	return Event{Regarding: nc, Type: corev1.EventTypeWarning, Reason: EventNotReady, Action: "Resolve", Note: note}
+}
+
+// userDataReplacedEvent names the userData settings Stowage's own replace.
+func userDataReplacedEvent(nc *v1alpha1.NodeClass, settings []string) Event {
+	return Event{Regarding: nc, Type: corev1.EventTypeWarning, Reason: EventUserDataReplaced, Action: "RenderUserData",
+		Note: "spec.userData sets " + strings.Join(settings, ", ") + ", which Stowage sets itself on every node: " +
+			"its own values are used; set the kubelet's through spec.kubelet, and remove them from spec.userData"}
 }

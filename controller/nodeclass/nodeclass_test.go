@@ -7,8 +7,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/events/eventstest"
+	"github.com/stowage-dev/stowage/controller/nodeclaim/nodeclaimtest"
 	"github.com/stowage-dev/stowage/controller/nodeclass"
 )
 
@@ -130,4 +133,40 @@ func TestMergeStampsTheConditionsAndAddsAnUnknownReady(t *testing.T) {
 			}
 		})
 	}
+}
+
+// replacingResolver also names userData settings that give way (as the AWS
+// cloud provider does).
+type replacingResolver struct {
+	*resolver
+	replaced []string
+}
+
+func (r replacingResolver) ReplacedUserData(*v1alpha1.NodeClass) ([]string, error) {
+	return r.replaced, nil
+}
+
+// TestUserDataSettingsThatGiveWayAreToldOncePerGeneration: a Warning event
+// names the userData settings Stowage's own replace, once per generation of
+// the NodeClass, not on every resync.
+func TestUserDataSettingsThatGiveWayAreToldOncePerGeneration(t *testing.T) {
+	e := nodeclaimtest.New(t)
+	res := replacingResolver{resolver: &resolver{status: ready()}, replaced: []string{"settings.kubernetes.cluster-name", "settings.kubernetes.max-pods"}}
+	w := &world{Env: e, resolver: res.resolver, events: &eventstest.Recorder{}}
+	w.ctrl = nodeclass.New(e.Clock, e.Mgr.GetClient(), res, nodeclass.Options{Recorder: w.events})
+	if err := w.ctrl.Register(e.Mgr); err != nil {
+		t.Fatal(err)
+	}
+	e.Start()
+	nc := w.nodeClass()
+	w.expectReady(nc, metav1.ConditionTrue)
+	ev := w.event(nc.Name, nodeclass.EventUserDataReplaced, 1)[0]
+	if ev.Type != corev1.EventTypeWarning || !strings.Contains(ev.Note, "spec.userData sets settings.kubernetes.cluster-name, settings.kubernetes.max-pods") {
+		t.Errorf("event %s %q, want a Warning naming both settings", ev.Type, ev.Note)
+	}
+	w.reconcile(nc)
+	w.event(nc.Name, nodeclass.EventUserDataReplaced, 1)
+	w.Update(nc, func() { nc.Spec.UserData = ptr.To("[settings.kubernetes]\nmax-pods = 10\n") })
+	w.expectReady(nc, metav1.ConditionTrue)
+	w.event(nc.Name, nodeclass.EventUserDataReplaced, 2)
 }

@@ -22,7 +22,9 @@ type Options struct {
 	ClusterEndpoint string
 	// ClusterCABundle is the API server's CA, base64 PEM, for node bootstrap.
 	ClusterCABundle string
-	// ClusterCIDR is the service CIDR nodes are told about.
+	// ClusterCIDR is the cluster's service CIDR, from which nodes derive
+	// their cluster DNS; when empty, `stowage run` reads it from
+	// eks:DescribeCluster (ServiceCIDR) and refuses to start without one.
 	ClusterCIDR string
 	Region      string
 
@@ -111,7 +113,6 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer) (*Option
 
 func defaults() *Options {
 	return &Options{
-		ClusterCIDR:        "172.20.0.0/16",
 		MetricsAddr:        ":8080",
 		HealthAddr:         ":8081",
 		LeaderElect:        true,
@@ -138,7 +139,7 @@ func (o *Options) specs() []flagSpec {
 		{"cluster-name", "CLUSTER_NAME", "EKS cluster name; tags instances kubernetes.io/cluster/<name>", (*stringValue)(&o.ClusterName)},
 		{"cluster-endpoint", "CLUSTER_ENDPOINT", "API server URL nodes join", (*stringValue)(&o.ClusterEndpoint)},
 		{"cluster-ca-bundle", "CLUSTER_CA_BUNDLE", "API server CA (base64 PEM) for node bootstrap", (*stringValue)(&o.ClusterCABundle)},
-		{"cluster-cidr", "CLUSTER_CIDR", "service CIDR told to nodes", (*stringValue)(&o.ClusterCIDR)},
+		{"cluster-cidr", "CLUSTER_CIDR", "the cluster's service CIDR, from which nodes derive their cluster DNS (read from eks:DescribeCluster when unset)", (*stringValue)(&o.ClusterCIDR)},
 		{"region", "AWS_REGION", "AWS region", (*stringValue)(&o.Region)},
 		{"metrics-bind-address", "METRICS_BIND_ADDRESS", "Prometheus metrics address", (*stringValue)(&o.MetricsAddr)},
 		{"health-probe-bind-address", "HEALTH_PROBE_BIND_ADDRESS", "health and readiness address", (*stringValue)(&o.HealthAddr)},
@@ -177,8 +178,8 @@ func (o *Options) Validate() error {
 			bad("cluster-endpoint", "%q is not an https URL: use the cluster's endpoint, e.g. https://ABCD.gr7.us-east-1.eks.amazonaws.com", o.ClusterEndpoint)
 		}
 	}
-	if _, _, err := net.ParseCIDR(o.ClusterCIDR); err != nil {
-		bad("cluster-cidr", "%q is not a CIDR: use the service CIDR, e.g. 172.20.0.0/16", o.ClusterCIDR)
+	if _, _, err := net.ParseCIDR(o.ClusterCIDR); err != nil && o.ClusterCIDR != "" {
+		bad("cluster-cidr", "%q is not a CIDR: use the cluster's service CIDR (aws eks describe-cluster --query cluster.kubernetesNetworkConfig), e.g. 10.100.0.0/16", o.ClusterCIDR)
 	}
 	for _, a := range [][2]string{{"metrics-bind-address", o.MetricsAddr}, {"health-probe-bind-address", o.HealthAddr}} {
 		if _, _, err := net.SplitHostPort(a[1]); err != nil && a[1] != "0" {

@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/stowage-dev/stowage/controller/aws/amifamily"
 	"github.com/stowage-dev/stowage/controller/catalogue"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/scheduling"
@@ -65,8 +67,14 @@ func newCASSystem(w *world) (*casSystem, error) {
 		if sys.families[g.Name] == "" {
 			sys.families[g.Name] = "al2023"
 		}
-		sys.templates[g.Name] = w.emu.AddLaunchTemplate(awsemu.LaunchTemplate{Name: "cas-" + g.Name,
-			ImageID: w.images[imageParameter(sys.families[g.Name], info.Arch)], HTTPTokens: "required", HopLimit: 1})
+		// A managed node group's bootstrap: the group's labels and taints
+		// in the family's user data, as EKS writes it.
+		ud, err := amifamily.Render(sys.families[g.Name], amifamily.Bootstrap{Cluster: w.s.cluster(), Labels: g.Labels, Taints: g.Taints})
+		if err != nil {
+			return nil, fmt.Errorf("Scenario %s: spec.clusterAutoscaler.nodeGroups %s: %w", w.s.Name, g.Name, err)
+		}
+		sys.templates[g.Name] = w.emu.AddLaunchTemplate(awsemu.LaunchTemplate{Name: "cas-" + g.Name, HTTPTokens: "required", HopLimit: 1,
+			ImageID: w.images[imageParameter(sys.families[g.Name], info.Arch)], UserData: base64.StdEncoding.EncodeToString([]byte(ud.Text))})
 	}
 	as, err := cas.New(w.clk, groups)
 	if err != nil {
@@ -221,7 +229,7 @@ func (sys *casSystem) Launch(_ context.Context, g *cas.NodeGroup, zone string, c
 				cloudprovider.UnavailableOffering{InstanceType: g.InstanceType, Zone: zone, CapacityType: g.CapacityType})
 		}
 		in := &simInstance{id: id, instanceType: instanceType, zone: zone, capacityType: g.CapacityType,
-			labels: g.Labels, taints: g.Taints, group: g.Name}
+			group: g.Name}
 		in.price = sys.w.price(offer(in.instanceType, in.zone, in.capacityType))
 		sys.w.launched(in, sys.families[g.Name])
 	}

@@ -84,11 +84,26 @@ func newCloudProvider(s *Scenario, emu *awsemu.Emulator, clk *clocktesting.FakeC
 		},
 	}
 	return stowaws.New(stowaws.ClientsFromConfig(cfg), classes, stowaws.Options{
-		Cluster:           amifamily.Cluster{Name: s.Name, Endpoint: "https://simulator.invalid", CABundle: "c2ltdWxhdG9y", CIDR: "172.20.0.0/16"},
+		Cluster:           s.cluster(),
 		Region:            s.region(),
 		KubernetesVersion: kubernetesVersion,
 		Clock:             clk,
 	})
+}
+
+// DefaultClusterCIDR is a simulated cluster's service CIDR when its
+// scenario names none: one of the two EKS picks for a cluster created
+// without one. It is the simulation's only: `stowage run` reads the real
+// cluster's, or refuses to start.
+const DefaultClusterCIDR = "172.20.0.0/16"
+
+// cluster is what the simulated nodes' user data names.
+func (s *Scenario) cluster() amifamily.Cluster {
+	c := amifamily.Cluster{Name: s.Name, Endpoint: "https://simulator.invalid", CABundle: "c2ltdWxhdG9y", CIDR: s.Spec.ClusterCIDR}
+	if c.CIDR == "" {
+		c.CIDR = DefaultClusterCIDR
+	}
+	return c
 }
 
 func (s *Scenario) region() string {

@@ -2,12 +2,12 @@ package simulate
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
-	"github.com/stowage-dev/stowage/controller/catalogue"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 	"github.com/stowage-dev/stowage/internal/awsemu"
+	"github.com/stowage-dev/stowage/internal/nodeboot"
 )
 
 // registerNodes is the kubelets' part: every instance whose boot time has
@@ -50,11 +50,16 @@ func (w *world) registerNodes(ctx context.Context) error {
 
 // startDaemonSets is the DaemonSet controller's part: every DaemonSet whose
 // pod tolerates the new node's taints and matches its node affinity runs one
-// pod there, bound at once.
+// pod there, bound at once. The taint a Stowage node registers with until
+// its NodeClaim's registration lifts it does not count: the DaemonSet
+// controller acts once it is gone.
 func (w *world) startDaemonSets(ctx context.Context, node *corev1.Node) error {
+	taints := slices.DeleteFunc(slices.Clone(node.Spec.Taints), func(t corev1.Taint) bool {
+		return t.MatchTaint(&v1alpha1.UnregisteredNoExecuteTaint)
+	})
 	for _, ds := range w.s.DaemonSets {
 		pod := &corev1.Pod{ObjectMeta: *ds.Spec.Template.ObjectMeta.DeepCopy(), Spec: *ds.Spec.Template.Spec.DeepCopy()}
-		if scheduling.Tolerates(node.Spec.Taints, pod.Spec.Tolerations) != nil {
+		if scheduling.Tolerates(taints, pod.Spec.Tolerations) != nil {
 			continue
 		}
 		if ok, _ := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); !ok {
@@ -90,47 +95,43 @@ func (w *world) stopDaemonSets(ctx context.Context, node string) error {
 	return nil
 }
 
+// nodeFor is the Node an instance's kubelet registers: its user data (what
+// its launch template carried, whoever launched it) read as a node of its
+// image reads it, and the kubelet's configuration, capacity and allocatable
+// that gives by nodeadm's or Bottlerocket's rules (internal/nodeboot, as the
+// whole-system bed's kubelet), never Stowage's own formulas.
 func (w *world) nodeFor(in *simInstance) (*corev1.Node, error) {
-	info, ok := w.infos[in.instanceType]
-	if !ok {
-		return nil, fmt.Errorf("instance %s: type %s is not in the catalogue", in.id, in.instanceType)
+	cur, _ := w.emu.Instance(in.id)
+	specs := w.emu.InstanceTypes()
+	i := slices.IndexFunc(specs, func(s awsemu.InstanceTypeSpec) bool { return s.Name == in.instanceType })
+	if i < 0 {
+		return nil, fmt.Errorf("instance %s: type %s is not in the emulator's catalogue", in.id, in.instanceType)
 	}
-	it := catalogue.NewInstanceType(info, catalogue.Options{Region: w.s.region(), Zones: w.s.zones()}, nil)
+	family := nodeboot.AL2023
+	if img, ok := w.emu.ImageByID(cur.ImageID); ok {
+		family = nodeboot.FamilyOfImage(img.Name)
+	}
+	raw, err := base64.StdEncoding.DecodeString(cur.UserData)
+	if err != nil {
+		return nil, fmt.Errorf("instance %s: its user data is not base64: %w", in.id, err)
+	}
+	ud, err := nodeboot.Read(family, raw)
+	if err != nil {
+		return nil, fmt.Errorf("instance %s: %w", in.id, err)
+	}
 	// Resource-based hostnames (EC2's "resource name" hostname type): unique
 	// where an IP address may be reused while an old Node still drains.
 	name := in.id + "." + w.s.region() + ".compute.internal"
-	labels := map[string]string{
-		corev1.LabelHostname:           name,
-		corev1.LabelInstanceTypeStable: in.instanceType,
-		corev1.LabelTopologyZone:       in.zone,
-		corev1.LabelTopologyRegion:     w.s.region(),
-		corev1.LabelArchStable:         info.Arch,
-		corev1.LabelOSStable:           "linux",
-		v1alpha1.LabelCapacityType:     in.capacityType,
+	node, _, err := ud.Boot(name, nodeboot.InstanceOf(cur, specs[i], w.s.region(), nodeboot.Volumes(w.emu, cur)))
+	if err != nil {
+		return nil, fmt.Errorf("instance %s: %w", in.id, err)
 	}
-	maps.Copy(labels, in.labels)
-	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, CreationTimestamp: metav1.NewTime(w.clk.Now())},
-		Spec:       corev1.NodeSpec{ProviderID: fmt.Sprintf("aws:///%s/%s", in.zone, in.id), Taints: in.taints},
-		Status: corev1.NodeStatus{
-			Capacity:    resourceList(it.Capacity.List()),
-			Allocatable: resourceList(it.Allocatable().List()),
-			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-				LastTransitionTime: metav1.NewTime(w.clk.Now())}},
-		},
-	}
+	// The capacity type, as the NodeClaim's labels or the Auto Scaling group's put it on the Node.
+	node.Labels[v1alpha1.LabelCapacityType] = in.capacityType
+	node.CreationTimestamp = metav1.NewTime(w.clk.Now())
+	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+		LastTransitionTime: metav1.NewTime(w.clk.Now())}}
 	return node, nil
-}
-
-func resourceList(rl corev1.ResourceList) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for k, v := range rl {
-		out[k] = v.DeepCopy()
-	}
-	if _, ok := out[corev1.ResourcePods]; !ok {
-		out[corev1.ResourcePods] = resource.MustParse("110")
-	}
-	return out
 }
 
 // startPods is the kubelets' other part: a bound pod runs after its start-up

@@ -8,6 +8,7 @@ package simulate
 import (
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -60,6 +61,9 @@ type ScenarioSpec struct {
 	// Region and Zones are the simulated AWS region and its zones.
 	Region string   `json:"region,omitempty"`
 	Zones  []string `json:"zones,omitempty"`
+	// ClusterCIDR is the simulated cluster's service CIDR, which its nodes'
+	// user data carries; DefaultClusterCIDR when empty.
+	ClusterCIDR string `json:"clusterCIDR,omitempty"`
 	// SampleEvery is the report's time-series step; 1m when zero.
 	SampleEvery metav1.Duration `json:"sampleEvery,omitempty"`
 	// Workloads give each Deployment its replica curve and each Job its start.
@@ -179,6 +183,9 @@ func (s *Scenario) validate() error {
 	}
 	if sp.SampleEvery.Duration < 0 {
 		bad("sampleEvery", "must not be negative")
+	}
+	if _, _, err := net.ParseCIDR(sp.ClusterCIDR); err != nil && sp.ClusterCIDR != "" {
+		bad("clusterCIDR", "%q is not a CIDR: use the cluster's service CIDR, e.g. 10.100.0.0/16", sp.ClusterCIDR)
 	}
 	if len(sp.Workloads) == 0 {
 		bad("workloads", "list at least one Deployment or Job")

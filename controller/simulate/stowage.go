@@ -303,8 +303,7 @@ func (c *recordingCloud) Create(ctx context.Context, claim *v1alpha1.NodeClaim) 
 	c.claims[out.Status.ProviderID] = claim.Name
 	in := &simInstance{id: nodeclaim.InstanceID(out.Status.ProviderID),
 		instanceType: out.Labels[corev1.LabelInstanceTypeStable], zone: out.Labels[corev1.LabelTopologyZone],
-		capacityType: out.Labels[v1alpha1.LabelCapacityType], labels: out.Labels,
-		taints: slices.Concat(claim.Spec.Taints, claim.Spec.StartupTaints)}
+		capacityType: out.Labels[v1alpha1.LabelCapacityType]}
 	in.price = c.w.price(offer(in.instanceType, in.zone, in.capacityType))
 	c.w.launched(in, c.w.amiFamily(claim))
 	c.w.recordFallback(claim, in)

@@ -104,10 +104,7 @@ type simInstance struct {
 	// readyAt is when its kubelet registers a Ready node.
 	readyAt time.Time
 	node    string
-	// labels and taints the kubelet registers the node with (its user data).
-	labels map[string]string
-	taints []corev1.Taint
-	group  string
+	group   string
 }
 
 func newWorld(s *Scenario, seed int64, name string) (*world, error) {

@@ -107,6 +107,7 @@ func instanceTypes(nc *v1alpha1.NodeClass, opts Options) []*cloudprovider.Instan
 		co.Kubelet = nc.Spec.Kubelet
 		co.RootVolumeGiB = rootVolumeGiB(nc)
 		co.InstanceStoreRAID0 = nc.Spec.InstanceStorePolicy != nil && *nc.Spec.InstanceStorePolicy == v1alpha1.InstanceStorePolicyRAID0
+		co.Bottlerocket = nc.Spec.BootstrapFamily() == "bottlerocket"
 		if zones := subnetZones(nc); len(zones) > 0 {
 			co.Zones = zones
 		}

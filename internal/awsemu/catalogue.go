@@ -49,7 +49,7 @@ func SmallCatalogue() []InstanceTypeSpec {
 		{Name: "m7g.large", Arch: "arm64", VCPU: 2, MemoryMiB: 8192, NetworkBandwidthMbps: 937, Hypervisor: "nitro", MaxENIs: 3, IPv4PerENI: 10, OnDemandPrice: 0.0816},
 		{Name: "c7g.xlarge", Arch: "arm64", VCPU: 4, MemoryMiB: 8192, NetworkBandwidthMbps: 1876, Hypervisor: "nitro", MaxENIs: 4, IPv4PerENI: 15, OnDemandPrice: 0.145},
 		{Name: "g5.xlarge", Arch: "amd64", VCPU: 4, MemoryMiB: 16384, GPUCount: 1, GPUName: "a10g", GPUManufacturer: "nvidia", GPUMemoryMiB: 22888, LocalNVMeGiB: 250, NetworkBandwidthMbps: 2500, Hypervisor: "nitro", MaxENIs: 4, IPv4PerENI: 15, OnDemandPrice: 1.006},
-		{Name: "g5.12xlarge", Arch: "amd64", VCPU: 48, MemoryMiB: 196608, GPUCount: 4, GPUName: "a10g", GPUManufacturer: "nvidia", GPUMemoryMiB: 22888, LocalNVMeGiB: 3800, NetworkBandwidthMbps: 40000, Hypervisor: "nitro", MaxENIs: 8, IPv4PerENI: 30, OnDemandPrice: 5.672},
+		{Name: "g5.12xlarge", Arch: "amd64", VCPU: 48, MemoryMiB: 196608, GPUCount: 4, GPUName: "a10g", GPUManufacturer: "nvidia", GPUMemoryMiB: 22888, LocalNVMeGiB: 3800, NetworkBandwidthMbps: 40000, Hypervisor: "nitro", MaxENIs: 15, IPv4PerENI: 50, OnDemandPrice: 5.672},
 		{Name: "inf2.xlarge", Arch: "amd64", VCPU: 4, MemoryMiB: 16384, AcceleratorCount: 1, AcceleratorName: "inferentia2", AcceleratorMfr: "aws", NetworkBandwidthMbps: 2083, Hypervisor: "nitro", MaxENIs: 4, IPv4PerENI: 15, OnDemandPrice: 0.7582},
 	}
 }

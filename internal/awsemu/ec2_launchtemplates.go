@@ -70,6 +70,15 @@ func parseLaunchTemplateData(p params, d string) *LaunchTemplate {
 	if lt.HTTPTokens == "" {
 		lt.HTTPTokens = "optional"
 	}
+	lt.HTTPProtocolIPv6 = orDefault(p.str(d+".MetadataOptions.HttpProtocolIpv6"), "disabled")
+	for _, m := range p.members(d + ".NetworkInterface") {
+		ni := NetworkInterface{DeviceIndex: p.integer(m+".DeviceIndex", 0), Groups: p.strings(m + ".SecurityGroupId")}
+		if v := p.str(m + ".AssociatePublicIpAddress"); v != "" {
+			public := v == "true"
+			ni.AssociatePublicIP = &public
+		}
+		lt.NetworkInterfaces = append(lt.NetworkInterfaces, ni)
+	}
 	crs := d + ".CapacityReservationSpecification"
 	lt.ReservationPreference = orDefault(p.str(crs+".CapacityReservationPreference"), MatchOpen)
 	lt.ReservationTarget = p.str(crs + ".CapacityReservationTarget.CapacityReservationId")

@@ -18,6 +18,9 @@ type EKSCluster struct {
 	CAData []byte
 	// Version is the Kubernetes minor version, e.g. 1.37.
 	Version string
+	// ServiceIPv4CIDR, ServiceIPv6CIDR and IPFamily (ipv4 or ipv6) are the
+	// cluster's kubernetesNetworkConfig; an IPv6 cluster has both CIDRs.
+	ServiceIPv4CIDR, ServiceIPv6CIDR, IPFamily string
 }
 
 // AddEKSCluster registers (or replaces) a cluster.
@@ -73,11 +76,23 @@ func (e *Emulator) describeCluster(name string) (any, *APIError) {
 	arn := "arn:aws:eks:" + e.cfg.Region + ":" + e.cfg.AccountID + ":cluster/" + name
 	return map[string]any{"cluster": map[string]any{
 		"name": c.Name, "arn": arn, "endpoint": c.Endpoint, "version": c.Version, "status": "ACTIVE",
-		"platformVersion":      "eks.1",
-		"createdAt":            float64(e.clk.Now().Unix()),
-		"certificateAuthority": map[string]string{"data": base64.StdEncoding.EncodeToString(c.CAData)},
-		"roleArn":              "arn:aws:iam::" + e.cfg.AccountID + ":role/eks-cluster",
+		"platformVersion":         "eks.1",
+		"createdAt":               float64(e.clk.Now().Unix()),
+		"certificateAuthority":    map[string]string{"data": base64.StdEncoding.EncodeToString(c.CAData)},
+		"roleArn":                 "arn:aws:iam::" + e.cfg.AccountID + ":role/eks-cluster",
+		"kubernetesNetworkConfig": networkConfig(c),
 	}}, nil
+}
+
+// networkConfig is DescribeCluster's kubernetesNetworkConfig: the fields set.
+func networkConfig(c EKSCluster) map[string]string {
+	out := map[string]string{}
+	for k, v := range map[string]string{"serviceIpv4Cidr": c.ServiceIPv4CIDR, "serviceIpv6Cidr": c.ServiceIPv6CIDR, "ipFamily": c.IPFamily} {
+		if v != "" {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // writeRESTError writes a REST-JSON error: the code in X-Amzn-ErrorType, the

@@ -270,8 +270,8 @@ func (e *Emulator) zoneSubnetLocked(zone string) string {
 // launchGroupsLocked are the security groups a launch gets: its template's,
 // else its VPC's default group, as EC2 gives.
 func (e *Emulator) launchGroupsLocked(lt *LaunchTemplate, s *Subnet) []string {
-	if len(lt.SecurityGroups) > 0 || s == nil {
-		return lt.SecurityGroups
+	if groups := lt.instanceGroups(); len(groups) > 0 || s == nil {
+		return groups
 	}
 	id := "sg-" + strings.TrimPrefix(s.VpcID, "vpc-") // from the VPC's id: the seeded ids stay as they were
 	if e.network.sgs[id] == nil {

@@ -16,6 +16,9 @@ func (e *Emulator) launchOneLocked(req FleetRequest, o FleetOverride) (id, zone 
 		return "", "", fleetErr(o, lc, CodeUnsupported, fmt.Sprintf("instance type %s is not supported", o.InstanceType))
 	}
 	lt := e.lts[o.LaunchTemplateID]
+	if len(lt.NetworkInterfaces) > 0 && len(lt.SecurityGroups) > 0 {
+		return "", "", fleetErr(o, lc, "InvalidParameterCombination", "Network interfaces and an instance-level security groups may not be specified on the same request")
+	}
 	cr, ferr := e.reservationForLocked(lc, zone, o, lt)
 	if ferr != nil {
 		return "", "", ferr

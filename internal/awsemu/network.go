@@ -52,8 +52,13 @@ type LaunchTemplate struct {
 	UserData       string
 	HTTPTokens     string
 	HopLimit       int32
-	Tags           map[string]string // tags on the template itself
-	InstanceTags   map[string]string // TagSpecifications for instances
+	// HTTPProtocolIPv6 is the metadata options' enabled or disabled.
+	HTTPProtocolIPv6 string
+	// NetworkInterfaces, when set, are the instance's interfaces, the
+	// security groups among them.
+	NetworkInterfaces []NetworkInterface
+	Tags              map[string]string // tags on the template itself
+	InstanceTags      map[string]string // TagSpecifications for instances
 	// TagSpecs are the template's TagSpecifications by resource type
 	// (instance, volume, network-interface, spot-instances-request).
 	TagSpecs       map[string]map[string]string
@@ -66,6 +71,25 @@ type LaunchTemplate struct {
 	ReservationPreference string
 	// ReservationTarget is the Capacity Reservation the template targets, if any.
 	ReservationTarget string
+}
+
+// NetworkInterface is one network interface of a launch template.
+type NetworkInterface struct {
+	DeviceIndex int
+	// AssociatePublicIP is nil when the subnet's setting stands.
+	AssociatePublicIP *bool
+	Groups            []string
+}
+
+// instanceGroups are the security groups an instance of the template gets:
+// its primary interface's, when it names interfaces.
+func (lt *LaunchTemplate) instanceGroups() []string {
+	for _, ni := range lt.NetworkInterfaces {
+		if ni.DeviceIndex == 0 {
+			return append([]string(nil), ni.Groups...)
+		}
+	}
+	return append([]string(nil), lt.SecurityGroups...)
 }
 
 // BlockDevice is one block device mapping of a launch template.
@@ -174,6 +198,29 @@ func (e *Emulator) LaunchTemplates() []LaunchTemplate {
 		out = append(out, *lt)
 	}
 	return out
+}
+
+// LaunchTemplateByID returns the launch template with the id, as a node's
+// boot reads its block devices from it.
+func (e *Emulator) LaunchTemplateByID(id string) (LaunchTemplate, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	lt, ok := e.lts[id]
+	if !ok {
+		return LaunchTemplate{}, false
+	}
+	return *lt, true
+}
+
+// ImageByID returns the image with the id, as a node knows which image it runs.
+func (e *Emulator) ImageByID(id string) (Image, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	img, ok := e.network.images[id]
+	if !ok {
+		return Image{}, false
+	}
+	return *img, true
 }
 
 // SeedDefaultNetwork adds one subnet per zone (tagged stowage.dev/discovery=<cluster>)

@@ -41,7 +41,7 @@ clusterName: ""
 clusterEndpoint: ""
 # -- The API server's CA, base64 PEM, for nodes' bootstrap; the pod's service account CA when empty.
 clusterCABundle: ""
-# -- The cluster's service CIDR, told to nodes; the controller's default (172.20.0.0/16) when empty.
+# -- The cluster's service CIDR, told to nodes (their cluster DNS); read from eks:DescribeCluster when empty.
 clusterCIDR: ""
 # -- AWS region of the cluster (required), e.g. us-east-1.
 region: ""

@@ -16,6 +16,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/deploy"
 	"github.com/stowage-dev/stowage/controller/operator"
 	"github.com/stowage-dev/stowage/controller/options"
+	"github.com/stowage-dev/stowage/internal/testenv"
 )
 
 // OperatorOptions vary one in-process `stowage run`.
@@ -31,12 +32,12 @@ type OperatorOptions struct {
 }
 
 // Flags are the `stowage run` flags the bed passes every operator: its
-// cluster and region, no listening ports, and leases in the manifests'
-// namespace short enough for quick failovers yet long enough for two busy
-// cores.
+// cluster, its API server's service CIDR and region, no listening ports, and
+// leases in the manifests' namespace short enough for quick failovers yet
+// long enough for two busy cores.
 func (b *Bed) Flags() []string {
 	return []string{
-		"--cluster-name=" + b.Cluster, "--region=" + Region,
+		"--cluster-name=" + b.Cluster, "--cluster-cidr=" + testenv.ServiceClusterIPRange, "--region=" + Region,
 		"--metrics-bind-address=0", "--health-probe-bind-address=0",
 		"--leader-election-namespace=" + deploy.Namespace, "--leader-election-lease-duration=4s",
 		"--leader-election-renew-deadline=3s", "--leader-election-retry-period=500ms",

@@ -307,6 +307,7 @@ func TestStowageModuleRefusesBadInputs(t *testing.T) {
 	planBadCalls(t, e, map[string]string{
 		`cluster_endpoint = "http://bed.example.com"`:                                         "cluster_endpoint must be the API server's https URL",
 		`cluster_certificate_authority_data = "-----BEGIN CERTIFICATE-----"`:                  "cluster_certificate_authority_data must be a base64-encoded PEM certificate",
+		`cluster_service_cidr = "10.100.0.0"`:                                                 "cluster_service_cidr must be a CIDR such as 10.100.0.0/16",
 		`namespace = "kube-system"`:                                                           "namespace must be a namespace name",
 		`service_account = "Karpenter_SA"`:                                                    "service_account must be a service account name",
 		`irsa_oidc_provider_arn = "oidc.eks.us-east-1.amazonaws.com/id/EXAMPLE"`:              "irsa_oidc_provider_arn must be an IAM OIDC provider ARN",

@@ -7,6 +7,7 @@ resource "stowage_controller" "this" {
   cluster_name        = var.cluster_name
   cluster_endpoint    = var.cluster_endpoint
   cluster_ca_bundle   = var.cluster_certificate_authority_data
+  cluster_cidr        = var.cluster_service_cidr
   region              = var.region
   role_arn            = var.enable_irsa ? stowage_controller_role.this.arn : null
   namespace           = var.namespace

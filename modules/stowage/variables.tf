@@ -25,6 +25,16 @@ variable "cluster_certificate_authority_data" {
   }
 }
 
+variable "cluster_service_cidr" {
+  description = "The cluster's service CIDR (terraform-aws-eks's `cluster_service_cidr` output, or `kubernetesNetworkConfig.serviceIpv4Cidr`; `serviceIpv6Cidr` on an IPv6 cluster): nodes derive their cluster DNS from it. When null, the controller reads it from `eks:DescribeCluster` when it starts."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.cluster_service_cidr == null || can(cidrhost(var.cluster_service_cidr, 0))
+    error_message = "cluster_service_cidr must be a CIDR such as 10.100.0.0/16 (or fd00:10:96::/108 on an IPv6 cluster), or null to read it from eks:DescribeCluster."
+  }
+}
+
 variable "region" {
   description = "AWS region of the cluster; the provider's `aws_region` when null."
   type        = string

@@ -13,7 +13,7 @@ import (
 // HashVersion changes whenever NodePoolHash or NodeClassHash change what they
 // digest, so that a controller of a new version does not see every node drifted
 // because the formula moved; claims record it in AnnotationHashVersion.
-const HashVersion = "v1"
+const HashVersion = "v2"
 
 // AnnotationHashVersion records the HashVersion a claim's hashes were computed with.
 const AnnotationHashVersion = Group + "/hash-version"
@@ -62,11 +62,18 @@ func canonicalRef(ref *NodeClassReference) *NodeClassReference {
 // resolve to (the image, subnets and security groups) is compared with the
 // running instance by the cloud layer, so a selector rewritten to find the same
 // image replaces nothing; and which reservations new nodes may use says nothing
-// about a node already running (Karpenter does not drift on it either).
+// about a node already running (Karpenter does not drift on it either). A
+// volume's rootVolume mark is left out too: it says which volume the
+// prediction of ephemeral storage reads, and launches the same instance.
+// (controller/aws's TestEveryNodeClassFieldReachesTheNodeOrSaysWhyNot holds
+// the hash to what reaches the launch template or the user data.)
 func NodeClassHash(nc *NodeClass) string {
 	s := nc.Spec.DeepCopy()
 	s.AMISelectorTerms, s.SubnetSelectorTerms, s.SecurityGroupSelectorTerms = nil, nil, nil
 	s.CapacityReservationSelectorTerms = nil
+	for i := range s.BlockDeviceMappings {
+		s.BlockDeviceMappings[i].RootVolume = false
+	}
 	if len(s.Tags) == 0 {
 		s.Tags = nil
 	}

@@ -82,6 +82,7 @@ func TestNodeClassHash(t *testing.T) {
 			SecurityGroupSelectorTerms: []v1alpha1.SecurityGroupSelectorTerm{{ID: "sg-1"}},
 			Role:                       "node",
 			Kubelet:                    &v1alpha1.KubeletConfiguration{MaxPods: ptr.To[int32](110)},
+			BlockDeviceMappings:        []v1alpha1.BlockDeviceMapping{{DeviceName: ptr.To("/dev/xvda"), EBS: &v1alpha1.BlockDevice{VolumeType: ptr.To("gp3")}}},
 		}}
 	}
 	base := v1alpha1.NodeClassHash(class())
@@ -99,6 +100,8 @@ func TestNodeClassHash(t *testing.T) {
 		}, false},
 		{"status changed", func(nc *v1alpha1.NodeClass) { nc.Status.InstanceProfile = "p" }, false},
 		{"empty tags", func(nc *v1alpha1.NodeClass) { nc.Spec.Tags = map[string]string{} }, false},
+		{"root volume marked", func(nc *v1alpha1.NodeClass) { nc.Spec.BlockDeviceMappings[0].RootVolume = true }, false},
+		{"volume type", func(nc *v1alpha1.NodeClass) { nc.Spec.BlockDeviceMappings[0].EBS.VolumeType = ptr.To("io2") }, true},
 		{"kubelet max pods", func(nc *v1alpha1.NodeClass) { nc.Spec.Kubelet.MaxPods = ptr.To[int32](58) }, true},
 		{"user data", func(nc *v1alpha1.NodeClass) { nc.Spec.UserData = ptr.To("#!/bin/sh") }, true},
 		{"role", func(nc *v1alpha1.NodeClass) { nc.Spec.Role = "other" }, true},

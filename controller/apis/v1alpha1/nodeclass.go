@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -98,6 +100,21 @@ const (
 
 // AMIFamilyNames are the values amiFamily accepts.
 var AMIFamilyNames = []string{AMIFamilyAL2023, AMIFamilyBottlerocket, AMIFamilyCustom}
+
+// BootstrapFamily is how the class's nodes bootstrap, in lower case (al2023,
+// bottlerocket, custom): its amiFamily when set (Custom, or the family of
+// images selected by id, name or tags), else its alias's family, else custom.
+func (s *NodeClassSpec) BootstrapFamily() string {
+	if f := s.AMIFamily; f != nil {
+		return strings.ToLower(*f)
+	}
+	for _, t := range s.AMISelectorTerms {
+		if f, _, ok := strings.Cut(t.Alias, "@"); ok {
+			return f
+		}
+	}
+	return strings.ToLower(AMIFamilyCustom)
+}
 
 // InstanceStorePolicyRAID0 is the one instanceStorePolicy.
 const InstanceStorePolicyRAID0 = "RAID0"

@@ -46,17 +46,7 @@ func NewProvider(ssmAPI sdk.SSMAPI, ec2API sdk.EC2API, k8sVersion string) *Provi
 // Family returns how a NodeClass's nodes bootstrap: its amiFamily when set
 // (Custom, or the family of images selected by id, name or tags), else its
 // alias's family, else custom.
-func Family(nc *v1alpha1.NodeClass) string {
-	if f := nc.Spec.AMIFamily; f != nil {
-		return strings.ToLower(*f)
-	}
-	for _, t := range nc.Spec.AMISelectorTerms {
-		if f, _, ok := strings.Cut(t.Alias, "@"); ok {
-			return f
-		}
-	}
-	return FamilyCustom
-}
+func Family(nc *v1alpha1.NodeClass) string { return nc.Spec.BootstrapFamily() }
 
 // Resolve returns the images the terms select, each with the requirements
 // (architecture, GPU or Neuron variant) of the instance types it serves.

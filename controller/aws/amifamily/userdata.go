@@ -1,10 +1,8 @@
 package amifamily
 
 import (
-	"encoding/base64"
 	"fmt"
-	"sort"
-	"strings"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -16,7 +14,9 @@ type Cluster struct {
 	Name     string
 	Endpoint string
 	CABundle string // base64 PEM
-	CIDR     string // service CIDR
+	// CIDR is the cluster's service CIDR (IPv4, or IPv6 on an IPv6
+	// cluster): nodeadm and Stowage derive the nodes' cluster DNS from it.
+	CIDR string
 }
 
 // Bootstrap is one node configuration: the cluster plus the pool's labels and
@@ -32,155 +32,82 @@ type Bootstrap struct {
 	InstanceStoreRAID0 bool
 }
 
-// UserData renders the base64 user data of a family.
-func UserData(family string, b Bootstrap) string {
-	var raw string
+// Rendered is a family's user data.
+type Rendered struct {
+	// Text is the user data as the node reads it (EC2 carries it base64).
+	Text string
+	// Replaced names the settings of the NodeClass's userData that Stowage's
+	// own settings replace (e.g. settings.kubernetes.cluster-name), sorted.
+	Replaced []string
+}
+
+// Render builds the user data of a family: for AL2023 a MIME multi-part
+// message of nodeadm NodeConfig documents, for Bottlerocket one TOML
+// document of the NodeClass's settings with Stowage's laid over them, and
+// for a custom family the NodeClass's userData as it is. The error names
+// spec.userData when the NodeClass's own user data cannot be read.
+func Render(family string, b Bootstrap) (Rendered, error) {
+	var (
+		r   Rendered
+		err error
+	)
 	switch family {
 	case FamilyAL2023:
-		raw = AL2023(b)
+		r, err = al2023(b)
 	case FamilyBottlerocket:
-		raw = Bottlerocket(b)
+		r, err = bottlerocket(b)
 	default:
-		if b.CustomData != nil {
-			raw = *b.CustomData
-		}
+		r.Text = b.custom()
 	}
-	return base64.StdEncoding.EncodeToString([]byte(raw))
+	if err != nil {
+		return Rendered{}, fmt.Errorf("rendering %s user data: %w", family, err)
+	}
+	slices.Sort(r.Replaced)
+	r.Replaced = slices.Compact(r.Replaced)
+	return r, nil
 }
 
-const mimeBoundary = "//"
-
-// AL2023 renders a MIME multi-part document with a nodeadm NodeConfig, after the
-// NodeClass's own parts: each part of its user data when that is a MIME
-// multi-part document (a NodeConfig of its own, which nodeadm merges, and
-// scripts), else the whole as one shell script.
-func AL2023(b Bootstrap) string {
-	var sb strings.Builder
-	sb.WriteString("MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"" + mimeBoundary + "\"\n\n")
-	if b.CustomData != nil && *b.CustomData != "" {
-		for _, p := range customParts(*b.CustomData) {
-			sb.WriteString("--" + mimeBoundary + "\nContent-Type: " + p.contentType + "\n\n")
-			sb.WriteString(strings.TrimSpace(p.body) + "\n\n")
-		}
+// custom is the NodeClass's own user data, empty when it has none.
+func (b Bootstrap) custom() string {
+	if b.CustomData == nil {
+		return ""
 	}
-	sb.WriteString("--" + mimeBoundary + "\nContent-Type: application/node.eks.aws\n\n")
-	sb.WriteString("apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  cluster:\n")
-	fmt.Fprintf(&sb, "    name: %s\n    apiServerEndpoint: %s\n    certificateAuthority: %s\n    cidr: %s\n",
-		b.Cluster.Name, b.Cluster.Endpoint, b.Cluster.CABundle, b.Cluster.CIDR)
-	if b.InstanceStoreRAID0 {
-		sb.WriteString("  instance:\n    localStorage:\n      strategy: RAID0\n")
-	}
-	sb.WriteString("  kubelet:\n    config:\n")
-	writeKubeletYAML(&sb, b.Kubelet)
-	sb.WriteString("    flags:\n")
-	fmt.Fprintf(&sb, "    - --node-labels=%s\n", joinLabels(b.Labels))
-	if len(b.Taints) > 0 {
-		fmt.Fprintf(&sb, "    - --register-with-taints=%s\n", joinTaints(b.Taints))
-	}
-	sb.WriteString("--" + mimeBoundary + "--\n")
-	return sb.String()
+	return *b.CustomData
 }
 
-func writeKubeletYAML(sb *strings.Builder, k *v1alpha1.KubeletConfiguration) {
-	sb.WriteString("      registerWithTaints: []\n")
+// kubeletSettings are the NodeClass's kubelet settings under the kubelet's
+// own field names (KubeletConfiguration, kubelet.config.k8s.io/v1beta1),
+// which nodeadm's kubelet.config carries and Bottlerocket's settings rename.
+type kubeletSettings struct {
+	MaxPods                     *int32            `json:"maxPods,omitempty"`
+	PodsPerCore                 *int32            `json:"podsPerCore,omitempty"`
+	ClusterDNS                  []string          `json:"clusterDNS,omitempty"`
+	KubeReserved                map[string]string `json:"kubeReserved,omitempty"`
+	SystemReserved              map[string]string `json:"systemReserved,omitempty"`
+	EvictionHard                map[string]string `json:"evictionHard,omitempty"`
+	EvictionSoft                map[string]string `json:"evictionSoft,omitempty"`
+	EvictionSoftGracePeriod     map[string]string `json:"evictionSoftGracePeriod,omitempty"`
+	EvictionMaxPodGracePeriod   *int32            `json:"evictionMaxPodGracePeriod,omitempty"`
+	ImageGCHighThresholdPercent *int32            `json:"imageGCHighThresholdPercent,omitempty"`
+	ImageGCLowThresholdPercent  *int32            `json:"imageGCLowThresholdPercent,omitempty"`
+	CPUCFSQuota                 *bool             `json:"cpuCFSQuota,omitempty"`
+	RegisterWithTaints          []corev1.Taint    `json:"registerWithTaints,omitempty"`
+}
+
+func kubeletOf(k *v1alpha1.KubeletConfiguration) kubeletSettings {
 	if k == nil {
-		return
+		return kubeletSettings{}
 	}
-	if k.MaxPods != nil {
-		fmt.Fprintf(sb, "      maxPods: %d\n", *k.MaxPods)
-	}
-	if k.PodsPerCore != nil {
-		fmt.Fprintf(sb, "      podsPerCore: %d\n", *k.PodsPerCore)
-	}
-	if len(k.ClusterDNS) > 0 {
-		fmt.Fprintf(sb, "      clusterDNS: [%s]\n", strings.Join(k.ClusterDNS, ", "))
-	}
-	writeInts(sb, "      %s: %d\n", []namedInt{{"evictionMaxPodGracePeriod", k.EvictionMaxPodGracePeriod},
-		{"imageGCHighThresholdPercent", k.ImageGCHighThresholdPercent}, {"imageGCLowThresholdPercent", k.ImageGCLowThresholdPercent}})
-	if k.CPUCFSQuota != nil {
-		fmt.Fprintf(sb, "      cpuCFSQuota: %t\n", *k.CPUCFSQuota)
-	}
-	for _, m := range []struct {
-		name   string
-		values map[string]string
-	}{{"kubeReserved", k.KubeReserved}, {"systemReserved", k.SystemReserved}, {"evictionHard", k.EvictionHard},
-		{"evictionSoft", k.EvictionSoft}, {"evictionSoftGracePeriod", durations(k.EvictionSoftGracePeriod)}} {
-		if len(m.values) == 0 {
-			continue
-		}
-		fmt.Fprintf(sb, "      %s:\n", m.name)
-		for _, key := range sortedKeys(m.values) {
-			fmt.Fprintf(sb, "        %s: %q\n", key, m.values[key])
+	s := kubeletSettings{MaxPods: k.MaxPods, PodsPerCore: k.PodsPerCore, ClusterDNS: k.ClusterDNS,
+		KubeReserved: k.KubeReserved, SystemReserved: k.SystemReserved, EvictionHard: k.EvictionHard,
+		EvictionSoft: k.EvictionSoft, EvictionMaxPodGracePeriod: k.EvictionMaxPodGracePeriod,
+		ImageGCHighThresholdPercent: k.ImageGCHighThresholdPercent, ImageGCLowThresholdPercent: k.ImageGCLowThresholdPercent,
+		CPUCFSQuota: k.CPUCFSQuota}
+	if len(k.EvictionSoftGracePeriod) > 0 {
+		s.EvictionSoftGracePeriod = map[string]string{}
+		for signal, d := range k.EvictionSoftGracePeriod {
+			s.EvictionSoftGracePeriod[signal] = d.Duration.String()
 		}
 	}
-}
-
-// Bottlerocket renders Bottlerocket's TOML settings; the NodeClass's own TOML
-// comes first so Stowage's cluster settings win.
-func Bottlerocket(b Bootstrap) string {
-	var sb strings.Builder
-	if b.CustomData != nil && *b.CustomData != "" {
-		sb.WriteString(strings.TrimSpace(*b.CustomData) + "\n\n")
-	}
-	sb.WriteString("[settings.kubernetes]\n")
-	fmt.Fprintf(&sb, "cluster-name = %q\napi-server = %q\ncluster-certificate = %q\n",
-		b.Cluster.Name, b.Cluster.Endpoint, b.Cluster.CABundle)
-	if k := b.Kubelet; k != nil {
-		if k.MaxPods != nil {
-			fmt.Fprintf(&sb, "max-pods = %d\n", *k.MaxPods)
-		}
-		if len(k.ClusterDNS) > 0 {
-			fmt.Fprintf(&sb, "cluster-dns-ip = %q\n", k.ClusterDNS[0])
-		}
-		writeBottlerocketKubelet(&sb, k)
-	}
-	writeTOMLTable(&sb, "settings.kubernetes.node-labels", b.Labels)
-	if b.InstanceStoreRAID0 {
-		sb.WriteString("\n[settings.bootstrap-commands.k8s-ephemeral-storage]\n")
-		sb.WriteString("commands = [[\"apiclient\", \"ephemeral-storage\", \"init\"], " +
-			"[\"apiclient\", \"ephemeral-storage\", \"bind\", \"--dirs\", \"/var/lib/containerd\", \"/var/lib/kubelet\", \"/var/log/pods\"]]\n")
-		sb.WriteString("mode = \"always\"\nessential = true\n")
-	}
-	if len(b.Taints) > 0 {
-		sb.WriteString("\n[settings.kubernetes.node-taints]\n")
-		for _, t := range b.Taints {
-			fmt.Fprintf(&sb, "%q = [%q]\n", t.Key, t.Value+":"+string(t.Effect))
-		}
-	}
-	return sb.String()
-}
-
-func writeTOMLTable(sb *strings.Builder, name string, values map[string]string) {
-	if len(values) == 0 {
-		return
-	}
-	fmt.Fprintf(sb, "\n[%s]\n", name)
-	for _, k := range sortedKeys(values) {
-		fmt.Fprintf(sb, "%q = %q\n", k, values[k])
-	}
-}
-
-func joinLabels(labels map[string]string) string {
-	parts := make([]string, 0, len(labels))
-	for _, k := range sortedKeys(labels) {
-		parts = append(parts, k+"="+labels[k])
-	}
-	return strings.Join(parts, ",")
-}
-
-func joinTaints(taints []corev1.Taint) string {
-	parts := make([]string, 0, len(taints))
-	for _, t := range taints {
-		parts = append(parts, fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect))
-	}
-	return strings.Join(parts, ",")
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return s
 }

@@ -213,6 +213,8 @@ func (c ControllerConfig) document(types []string, typeOperator string) Document
 			Condition: Conditions{}.with("StringEquals", "aws:RequestTag/"+tagClusterPrefix+c.Cluster, "owned")},
 		{Sid: "FillTheClustersInstanceProfiles", Action: actionsOf(sdk.ScopeClusterInstanceProfiles, "AddRole"), Resource: []string{iamARN("instance-profile")},
 			Condition: Conditions{}.with("StringEquals", "aws:ResourceTag/"+tagClusterPrefix+c.Cluster, "owned")},
+		{Sid: "DescribeTheCluster", Action: actionsOf(sdk.ScopeCluster),
+			Resource: []string{"arn:" + c.partition() + ":eks:" + c.Region + ":" + c.AccountID + ":cluster/" + c.Cluster}},
 	}}.allowAll()
 }
 

@@ -33,6 +33,8 @@ type Query struct {
 	RootVolumeGiB int64
 	// InstanceStoreRAID0 puts ephemeral storage on the instance store.
 	InstanceStoreRAID0 bool
+	// Bottlerocket says the nodes boot Bottlerocket (catalogue.Options).
+	Bottlerocket bool
 	// Reservations are the ids of the capacity reservations the NodeClass
 	// selects: the only ones it gets reserved offerings for.
 	Reservations []string
@@ -140,7 +142,8 @@ func (p *Provider) expired(b *builtList) bool {
 
 func (p *Provider) build(q Query) []*cloudprovider.InstanceType {
 	d := p.cur.Load()
-	opts := catalogue.Options{Region: p.region, Zones: q.Zones, Kubelet: q.Kubelet, RootVolumeGiB: q.RootVolumeGiB, InstanceStoreRAID0: q.InstanceStoreRAID0}
+	opts := catalogue.Options{Region: p.region, Zones: q.Zones, Kubelet: q.Kubelet, RootVolumeGiB: q.RootVolumeGiB,
+		InstanceStoreRAID0: q.InstanceStoreRAID0, Bottlerocket: q.Bottlerocket}
 	out := make([]*cloudprovider.InstanceType, 0, len(d.infos))
 	for _, info := range d.infos {
 		od, ok := p.prices.OnDemand(info.Name)

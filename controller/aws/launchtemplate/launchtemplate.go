@@ -36,9 +36,15 @@ type Config struct {
 	HTTPTokens      string
 	HopLimit        int32
 	HTTPEndpoint    string
-	BlockDevices    []v1alpha1.BlockDeviceMapping
-	Tags            map[string]string
-	Monitoring      bool
+	// HTTPProtocolIPv6 serves IMDS on its IPv6 address too ("enabled") or not.
+	HTTPProtocolIPv6 string
+	// AssociatePublicIP, when set, overrides the subnet's public IP setting
+	// through the primary network interface, which then carries the
+	// security groups (EC2 refuses them at both places).
+	AssociatePublicIP *bool
+	BlockDevices      []v1alpha1.BlockDeviceMapping
+	Tags              map[string]string
+	Monitoring        bool
 	// CapacityReservationID makes launches target that reservation (reserved
 	// offerings); without it the template opts out of open reservations, so that
 	// a spot or on-demand launch never silently takes reserved capacity.
@@ -113,7 +119,7 @@ func (p *Provider) create(ctx context.Context, name string, cfg Config) error {
 	tags := []ec2types.Tag{{Key: aws.String(TagCluster), Value: aws.String(p.cluster)}}
 	_, err := p.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
 		LaunchTemplateName: aws.String(name),
-		LaunchTemplateData: templateData(cfg),
+		LaunchTemplateData: Data(cfg),
 		TagSpecifications:  []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: tags}},
 	})
 	if err != nil && awserrors.Code(err) != "InvalidLaunchTemplateName.AlreadyExistsException" {
@@ -122,7 +128,8 @@ func (p *Provider) create(ctx context.Context, name string, cfg Config) error {
 	return nil
 }
 
-func templateData(cfg Config) *ec2types.RequestLaunchTemplateData {
+// Data is what EC2 is asked to put in the launch template of cfg.
+func Data(cfg Config) *ec2types.RequestLaunchTemplateData {
 	d := &ec2types.RequestLaunchTemplateData{
 		ImageId:            aws.String(cfg.ImageID),
 		SecurityGroupIds:   cfg.SecurityGroups,
@@ -133,7 +140,13 @@ func templateData(cfg Config) *ec2types.RequestLaunchTemplateData {
 			HttpTokens:              ec2types.LaunchTemplateHttpTokensState(cfg.HTTPTokens),
 			HttpPutResponseHopLimit: aws.Int32(cfg.HopLimit),
 			HttpEndpoint:            ec2types.LaunchTemplateInstanceMetadataEndpointState(cfg.HTTPEndpoint),
+			HttpProtocolIpv6:        ec2types.LaunchTemplateInstanceMetadataProtocolIpv6(cfg.HTTPProtocolIPv6),
 		},
+	}
+	if cfg.AssociatePublicIP != nil {
+		d.SecurityGroupIds = nil
+		d.NetworkInterfaces = []ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{{
+			DeviceIndex: aws.Int32(0), AssociatePublicIpAddress: aws.Bool(*cfg.AssociatePublicIP), Groups: cfg.SecurityGroups}}
 	}
 	keys := make([]string, 0, len(cfg.Tags))
 	for k := range cfg.Tags {

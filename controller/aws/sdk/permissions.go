@@ -36,6 +36,8 @@ const (
 	ScopeClusterInstanceProfiles Scope = "cluster-instance-profiles"
 	// ScopePassNodeRole is iam:PassRole of the node role, to EC2 only.
 	ScopePassNodeRole Scope = "pass-node-role"
+	// ScopeCluster is reading the cluster Stowage runs in, by its ARN.
+	ScopeCluster Scope = "cluster"
 )
 
 // Permission is one IAM action the AWS layer needs.
@@ -79,4 +81,5 @@ var Permissions = []Permission{
 	{Action: "iam:TagInstanceProfile", Scope: ScopeClusterInstanceProfiles, On: "iam:CreateInstanceProfile"},
 	{Action: "iam:AddRoleToInstanceProfile", Scope: ScopeClusterInstanceProfiles},
 	{Action: "iam:PassRole", Scope: ScopePassNodeRole, On: "ec2:CreateFleet"},
+	{Action: "eks:DescribeCluster", Scope: ScopeCluster},
 }

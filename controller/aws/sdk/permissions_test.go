@@ -16,6 +16,7 @@ func TestPermissionsNameEveryMethodOfTheInterfaces(t *testing.T) {
 		"ssm":     reflect.TypeFor[sdk.SSMAPI](),
 		"pricing": reflect.TypeFor[sdk.PricingAPI](),
 		"iam":     reflect.TypeFor[sdk.IAMAPI](),
+		"eks":     reflect.TypeFor[sdk.EKSAPI](),
 	}
 	methods := map[string]bool{}
 	for prefix, it := range prefixes {

@@ -87,6 +87,13 @@ func startController(ctx context.Context, o *options.Options, log hclog.Logger) 
 	if err != nil {
 		return err
 	}
+	if cluster.CIDR == "" {
+		if cluster.CIDR, err = aws.ServiceCIDR(ctx, clients.EKS, o.ClusterName); err != nil {
+			return fmt.Errorf("--cluster-cidr: not set, and %w: set --cluster-cidr (or CLUSTER_CIDR) to the cluster's service CIDR, "+
+				"e.g. 10.100.0.0/16, or grant eks:DescribeCluster", err)
+		}
+		log.Info("service CIDR read from eks:DescribeCluster", "cluster_cidr", cluster.CIDR)
+	}
 	log.Info("starting", "version", buildinfo.Version(), "commit", buildinfo.Commit(), "cluster", o.ClusterName, "region", o.Region,
 		"kubernetes_version", version)
 	newCloud := func(mgr manager.Manager) (cloudprovider.CloudProvider, error) {

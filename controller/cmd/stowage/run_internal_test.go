@@ -81,7 +81,9 @@ func TestMainDispatchesRun(t *testing.T) {
 
 // TestRunServesAndLeadsUntilCancelled runs `stowage run` in process as a
 // user would start it, from KUBECONFIG and AWS_ENDPOINT_URL, against a real
-// API server and the AWS emulator: it elects itself on the Lease, serves
+// API server and the AWS emulator: without --cluster-cidr it reads the
+// service CIDR from eks:DescribeCluster (and refuses to start, naming the
+// flag, for a cluster EKS does not know), elects itself on the Lease, serves
 // readiness and the cloud provider's metrics, and exits 0 when stopped.
 func TestRunServesAndLeadsUntilCancelled(t *testing.T) {
 	cp := testenv.Start(t, testenv.Options{})
@@ -92,13 +94,20 @@ func TestRunServesAndLeadsUntilCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatalf("installing the CRDs: %v", err)
 	}
-	emu := httptest.NewServer(awsemu.New(awsemu.DefaultConfig()).Handler())
+	emulator := awsemu.New(awsemu.DefaultConfig())
+	emulator.AddEKSCluster(awsemu.EKSCluster{Name: "smoke", ServiceIPv4CIDR: "10.100.0.0/16", IPFamily: "ipv4"})
+	emu := httptest.NewServer(emulator.Handler())
 	t.Cleanup(emu.Close)
 	t.Setenv("KUBECONFIG", cp.KubeconfigPath)
 	t.Setenv("HOME", t.TempDir()) // no ~/.aws or ~/.kube of the machine's
 	for k, v := range map[string]string{"AWS_ENDPOINT_URL": emu.URL, "AWS_ACCESS_KEY_ID": "AKIDEMULATOR",
 		"AWS_SECRET_ACCESS_KEY": "secret", "AWS_EC2_METADATA_DISABLED": "true"} {
 		t.Setenv(k, v)
+	}
+	refusal := &lockedBuffer{}
+	if code := runControllerUntil(t.Context(), []string{"--cluster-name=unknown", "--region=us-east-1"}, env(nil), refusal); code != exitFailed ||
+		!strings.Contains(refusal.String(), "--cluster-cidr: not set, and describing EKS cluster unknown") {
+		t.Errorf("without --cluster-cidr and a cluster EKS knows: exit %d, want %d naming --cluster-cidr; stderr:\n%s", code, exitFailed, refusal)
 	}
 	metrics, health := freeAddr(t), freeAddr(t)
 	args := []string{"--cluster-name=smoke", "--region=us-east-1", "--metrics-bind-address=" + metrics,
@@ -138,7 +147,7 @@ func TestRunServesAndLeadsUntilCancelled(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("still running 30s after cancel; stderr:\n%s", stderr)
 	}
-	for _, w := range []string{`"@message":"starting"`, `"kubernetes_version":"1.`, `"@message":"controller stopped"`} {
+	for _, w := range []string{`"@message":"starting"`, `"kubernetes_version":"1.`, `"cluster_cidr":"10.100.0.0/16"`, `"@message":"controller stopped"`} {
 		if !strings.Contains(stderr.String(), w) {
 			t.Errorf("logs lack %s:\n%s", w, stderr)
 		}

@@ -33,6 +33,13 @@ func initializedEvent(claim *v1alpha1.NodeClaim, node *corev1.Node) Event {
 		Note: "Node " + node.Name + " is ready for pods"}
 }
 
+// allocatableMismatchEvent says the Node's allocatable is not the one
+// Stowage planned the claim's pods with.
+func allocatableMismatchEvent(claim *v1alpha1.NodeClaim, node *corev1.Node, diffs string) Event {
+	return Event{Regarding: claim, Type: corev1.EventTypeWarning, Reason: "AllocatableMismatch", Action: "Initialize",
+		Note: "Node " + node.Name + "'s allocatable is not what was predicted at launch: " + diffs}
+}
+
 func timedOutEvent(claim *v1alpha1.NodeClaim, phase string, timeout fmt.Stringer) Event {
 	return Event{Regarding: claim, Type: corev1.EventTypeWarning, Reason: "TimedOut", Action: "Delete",
 		Note: fmt.Sprintf("Deleting: %s did not complete within %s", phase, timeout)}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
@@ -85,6 +86,53 @@ func (c *Controller) recordInitialized(claim *v1alpha1.NodeClaim, node *corev1.N
 	}
 	c.log.Info("initialized nodeclaim", "nodeclaim", claim.Name, "nodepool", poolName(claim), "node", node.Name)
 	stowevents.Publish(c.recorder, initializedEvent(claim, node))
+	if diffs := allocatableDiffs(claim.Status.Allocatable, node.Status.Allocatable); len(diffs) > 0 {
+		for _, d := range diffs {
+			AllocatableMismatch.WithLabelValues(string(d.resource), poolName(claim)).Inc()
+		}
+		c.log.Warn("node allocatable differs from the prediction", "nodeclaim", claim.Name, "nodepool", poolName(claim),
+			"node", node.Name, "differences", describeDiffs(diffs))
+		stowevents.Publish(c.recorder, allocatableMismatchEvent(claim, node, describeDiffs(diffs)))
+	}
+}
+
+// allocatableDiff is one resource whose registered allocatable is not the
+// predicted one.
+type allocatableDiff struct {
+	resource              corev1.ResourceName
+	predicted, registered resource.Quantity
+}
+
+// allocatableDiffs compares the allocatable predicted at launch with the
+// Node's, resource by resource (a resource one side lacks counts as zero);
+// nothing when nothing was predicted.
+func allocatableDiffs(predicted, registered corev1.ResourceList) []allocatableDiff {
+	if len(predicted) == 0 {
+		return nil
+	}
+	names := map[corev1.ResourceName]bool{}
+	for n := range predicted {
+		names[n] = true
+	}
+	for n := range registered {
+		names[n] = true
+	}
+	var out []allocatableDiff
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		p, r := predicted[n], registered[n]
+		if p.Cmp(r) != 0 {
+			out = append(out, allocatableDiff{n, p, r})
+		}
+	}
+	return out
+}
+
+func describeDiffs(diffs []allocatableDiff) string {
+	parts := make([]string, len(diffs))
+	for i, d := range diffs {
+		parts[i] = fmt.Sprintf("%s predicted %s, registered %s", d.resource, d.predicted.String(), d.registered.String())
+	}
+	return strings.Join(parts, "; ")
 }
 
 // notInitialized returns why the Node is not yet usable, or "" when it is.

@@ -12,6 +12,7 @@ const (
 	LabelInstanceType = "instance_type"
 	LabelReason       = "reason"
 	LabelPhase        = "phase"
+	LabelResource     = "resource"
 )
 
 const (
@@ -43,6 +44,12 @@ var (
 		Namespace: namespace, Subsystem: subsystem, Name: "initialized_total",
 		Help: "Number of NodeClaims whose Node became Ready with its startup taints gone and its resources registered, by nodepool.",
 	}, []string{LabelNodePool})
+	// AllocatableMismatch counts the resources whose allocatable on a Node
+	// differs from what was predicted at launch, checked at initialization.
+	AllocatableMismatch = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Subsystem: subsystem, Name: "allocatable_mismatch_total",
+		Help: "Number of resources whose allocatable on a NodeClaim's initialized Node differs from the allocatable predicted at launch (status.allocatable), by resource and nodepool.",
+	}, []string{LabelResource, LabelNodePool})
 	// TimedOut counts claims deleted because launch or registration took too long.
 	TimedOut = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Subsystem: subsystem, Name: "timed_out_total",
@@ -57,5 +64,5 @@ var (
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(Created, LaunchFailures, Registered, Initialized, TimedOut, StartupDuration)
+	crmetrics.Registry.MustRegister(Created, LaunchFailures, Registered, Initialized, AllocatableMismatch, TimedOut, StartupDuration)
 }

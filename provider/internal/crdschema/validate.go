@@ -1,62 +1,26 @@
 package crdschema
 
 import (
-	"context"
-	"fmt"
 	"strings"
 
-	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
-	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
-	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
+
+	"github.com/stowage-dev/stowage/internal/crdadmission"
 )
 
-// Admission runs, in process, what the API server runs when an object of the
-// CRD is written: structural defaulting, the OpenAPI schema (types, enums,
-// patterns, bounds) and the CEL rules (x-kubernetes-validations).
-type Admission struct {
-	structural *structuralschema.Structural
-	schema     apiservervalidation.SchemaValidator
-	cel        *cel.Validator
-}
+// Admission is the CRD's admission (internal/crdadmission, shared with the
+// controller's tests) with the provider's own pruning of what the server
+// defaulted (Prune).
+type Admission struct{ *crdadmission.Admission }
 
 // NewAdmission compiles the CRD's schema and rules.
 func NewAdmission(crd *apiextensionsv1.CustomResourceDefinition) (*Admission, error) {
-	if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Schema == nil {
-		return nil, fmt.Errorf("compiling %s: want exactly one version with a schema", crd.Name)
-	}
-	internal := &apiextensions.JSONSchemaProps{}
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(crd.Spec.Versions[0].Schema.OpenAPIV3Schema, internal, nil); err != nil {
-		return nil, fmt.Errorf("converting the schema of %s: %w", crd.Name, err)
-	}
-	s, err := structuralschema.NewStructural(internal)
+	a, err := crdadmission.New(crd)
 	if err != nil {
-		return nil, fmt.Errorf("reading the structural schema of %s: %w", crd.Name, err)
+		return nil, err
 	}
-	v, _, err := apiservervalidation.NewSchemaValidator(internal)
-	if err != nil {
-		return nil, fmt.Errorf("compiling the schema of %s: %w", crd.Name, err)
-	}
-	return &Admission{structural: s, schema: v, cel: cel.NewValidator(s, true, celconfig.PerCallLimit)}, nil
-}
-
-// Default fills obj's defaults as the API server would.
-func (a *Admission) Default(obj map[string]any) { structuraldefaulting.Default(obj, a.structural) }
-
-// Validate defaults obj and returns what the API server's schema and CEL
-// rules reject, each error on its field path.
-func (a *Admission) Validate(ctx context.Context, obj map[string]any) field.ErrorList {
-	a.Default(obj)
-	errs := apiservervalidation.ValidateCustomResource(nil, obj, a.schema)
-	if a.cel != nil {
-		celErrs, _ := a.cel.Validate(ctx, nil, a.structural, obj, nil, celconfig.RuntimeCELCostBudget)
-		errs = append(errs, celErrs...)
-	}
-	return errs
+	return &Admission{a}, nil
 }
 
 // Problem is one validation error, ready to become a diagnostic.

@@ -57,6 +57,7 @@ func defaultImage(version, digest string) string {
 // controllerSettings are what stowage_controller sets in the manifests.
 type controllerSettings struct {
 	ClusterName, ClusterEndpoint, ClusterCABundle, Region string
+	ClusterCIDR                                           string
 	Image, ImagePullPolicy, RoleARN, LogLevel, LogFormat  string
 	Replicas                                              int32
 	// Flags are more `stowage run` flags, name (without --) -> value.
@@ -84,7 +85,7 @@ func (s controllerSettings) serviceAccount() string {
 
 // attributeFlags are the flags attributes set; settings may not set them.
 var attributeFlags = map[string]string{
-	"cluster-name": "cluster_name", "cluster-endpoint": "cluster_endpoint", "cluster-ca-bundle": "cluster_ca_bundle",
+	"cluster-name": "cluster_name", "cluster-endpoint": "cluster_endpoint", "cluster-ca-bundle": "cluster_ca_bundle", "cluster-cidr": "cluster_cidr",
 	"region": "region", "log-level": "log_level", "log-format": "log_format",
 	"metrics-bind-address": "(fixed: the metrics Service's port)", "health-probe-bind-address": "(fixed: the probes' port)",
 	"leader-election-namespace": "(fixed: the namespace's Lease Role)",
@@ -102,7 +103,7 @@ func (s controllerSettings) args() []string {
 // env sets the manifests' environment variables the attributes stand for.
 func (s controllerSettings) env() map[string]string {
 	return map[string]string{"CLUSTER_NAME": s.ClusterName, "CLUSTER_ENDPOINT": s.ClusterEndpoint, "CLUSTER_CA_BUNDLE": s.ClusterCABundle,
-		"AWS_REGION": s.Region, "LOG_LEVEL": s.LogLevel, "LOG_FORMAT": s.LogFormat}
+		"CLUSTER_CIDR": s.ClusterCIDR, "AWS_REGION": s.Region, "LOG_LEVEL": s.LogLevel, "LOG_FORMAT": s.LogFormat}
 }
 
 // validate checks the settings as `stowage run` would read them in the pod,

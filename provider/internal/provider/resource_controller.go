@@ -41,6 +41,7 @@ type controllerModel struct {
 	ClusterName       types.String `tfsdk:"cluster_name"`
 	ClusterEndpoint   types.String `tfsdk:"cluster_endpoint"`
 	ClusterCABundle   types.String `tfsdk:"cluster_ca_bundle"`
+	ClusterCIDR       types.String `tfsdk:"cluster_cidr"`
 	Region            types.String `tfsdk:"region"`
 	Image             types.String `tfsdk:"image"`
 	ImagePullPolicy   types.String `tfsdk:"image_pull_policy"`
@@ -87,6 +88,10 @@ func (r *controllerResource) Schema(_ context.Context, _ resource.SchemaRequest,
 			"cluster_endpoint": schema.StringAttribute{Required: true, MarkdownDescription: "The API server's https URL, which nodes join (`--cluster-endpoint`)."},
 			"cluster_ca_bundle": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(""),
 				MarkdownDescription: "The API server's CA, base64 PEM, for nodes' bootstrap; empty takes the pod's service account CA."},
+			"cluster_cidr": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(""),
+				MarkdownDescription: "The cluster's service CIDR (`--cluster-cidr`; `kubernetesNetworkConfig.serviceIpv4Cidr`, or " +
+					"`serviceIpv6Cidr` on an IPv6 cluster): nodes derive their cluster DNS from it (10.100.0.0/16 gives 10.100.0.10). " +
+					"Empty: the controller reads it from `eks:DescribeCluster` when it starts, and refuses to start without it."},
 			"region":            computed("AWS region of the cluster; the provider's `aws_region` when unset."),
 			"image":             computed(imageDescription),
 			"image_pull_policy": str("Pull policy of the image: `Always`, `IfNotPresent` or `Never`; the cluster's default when unset."),
@@ -127,7 +132,7 @@ func (r *controllerResource) Configure(_ context.Context, req resource.Configure
 // settings reads the model's settings, with the defaults of the provider.
 func (r *controllerResource) settings(ctx context.Context, m controllerModel, diags *diag.Diagnostics) controllerSettings {
 	s := controllerSettings{ClusterName: m.ClusterName.ValueString(), ClusterEndpoint: m.ClusterEndpoint.ValueString(),
-		ClusterCABundle: m.ClusterCABundle.ValueString(), Region: m.Region.ValueString(), Image: m.Image.ValueString(),
+		ClusterCABundle: m.ClusterCABundle.ValueString(), ClusterCIDR: m.ClusterCIDR.ValueString(), Region: m.Region.ValueString(), Image: m.Image.ValueString(),
 		ImagePullPolicy: m.ImagePullPolicy.ValueString(), RoleARN: m.RoleARN.ValueString(), LogLevel: m.LogLevel.ValueString(),
 		LogFormat: m.LogFormat.ValueString(), Replicas: int32(m.Replicas.ValueInt64()), //nolint:gosec // validated small
 		Flags: stringMap(ctx, m.Settings, diags), CPURequest: m.CPURequest.ValueString(), MemoryRequest: m.MemoryRequest.ValueString(),
@@ -178,7 +183,7 @@ func (s *controllerSettings) defaults() {
 
 // knownConfig reports whether every setting is known (not waiting on apply).
 func knownConfig(m controllerModel) bool {
-	for _, v := range []interface{ IsUnknown() bool }{m.ClusterName, m.ClusterEndpoint, m.ClusterCABundle, m.Region, m.Image,
+	for _, v := range []interface{ IsUnknown() bool }{m.ClusterName, m.ClusterEndpoint, m.ClusterCABundle, m.ClusterCIDR, m.Region, m.Image,
 		m.ImagePullPolicy, m.RoleARN, m.Replicas, m.LogLevel, m.LogFormat, m.Settings, m.CPURequest, m.MemoryRequest, m.MemoryLimit,
 		m.Namespace, m.ServiceAccount} {
 		if v.IsUnknown() {

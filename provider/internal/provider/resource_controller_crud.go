@@ -195,7 +195,7 @@ func (m *controllerModel) readBack(dep, sa *unstructured.Unstructured) error {
 
 func (m *controllerModel) readEnv(env []corev1.EnvVar) {
 	into := map[string]*types.String{"CLUSTER_NAME": &m.ClusterName, "CLUSTER_ENDPOINT": &m.ClusterEndpoint,
-		"CLUSTER_CA_BUNDLE": &m.ClusterCABundle, "AWS_REGION": &m.Region, "LOG_LEVEL": &m.LogLevel, "LOG_FORMAT": &m.LogFormat}
+		"CLUSTER_CA_BUNDLE": &m.ClusterCABundle, "CLUSTER_CIDR": &m.ClusterCIDR, "AWS_REGION": &m.Region, "LOG_LEVEL": &m.LogLevel, "LOG_FORMAT": &m.LogFormat}
 	for _, e := range env {
 		if p, ok := into[e.Name]; ok {
 			*p = types.StringValue(e.Value)

@@ -56,6 +56,7 @@ func TestAccController(t *testing.T) {
 	const addr = "stowage_controller.this"
 	t.Cleanup(func() { reinstallCRDs(t) }) // the other tests of the package use them
 	irsa := `role_arn = "arn:aws:iam::123456789012:role/acc-controller"
+  cluster_cidr = "10.100.0.0/16"
   settings = { "batch-idle-duration" = "2s", "preferences" = "respect" }`
 	updated := `replicas  = 3
   log_level = "debug"
@@ -75,7 +76,8 @@ func TestAccController(t *testing.T) {
 					if !slices.Equal(c.Args, []string{"run", "--batch-idle-duration=2s", "--preferences=respect"}) || *d.Spec.Replicas != 2 {
 						return fmt.Errorf("args %v replicas %d", c.Args, *d.Spec.Replicas)
 					}
-					if env := envOf(c.Env); env["CLUSTER_NAME"] != "acc" || env["AWS_REGION"] != "us-east-1" || env["CLUSTER_ENDPOINT"] != "https://acc.example.com" {
+					if env := envOf(c.Env); env["CLUSTER_NAME"] != "acc" || env["AWS_REGION"] != "us-east-1" || env["CLUSTER_ENDPOINT"] != "https://acc.example.com" ||
+						env["CLUSTER_CIDR"] != "10.100.0.0/16" {
 						return fmt.Errorf("env %v", env)
 					}
 					if sa["eks.amazonaws.com/role-arn"] != "arn:aws:iam::123456789012:role/acc-controller" {
@@ -93,7 +95,7 @@ func TestAccController(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)}},
 				Check: checkDeployment(func(d *appsv1.Deployment, sa map[string]string) error {
 					c := d.Spec.Template.Spec.Containers[0]
-					if *d.Spec.Replicas != 3 || envOf(c.Env)["LOG_LEVEL"] != "debug" || c.Resources.Requests.Cpu().String() != "250m" {
+					if *d.Spec.Replicas != 3 || envOf(c.Env)["LOG_LEVEL"] != "debug" || c.Resources.Requests.Cpu().String() != "250m" || envOf(c.Env)["CLUSTER_CIDR"] != "" {
 						return fmt.Errorf("replicas %d env %v cpu %s", *d.Spec.Replicas, envOf(c.Env), c.Resources.Requests.Cpu())
 					}
 					if _, ok := sa["eks.amazonaws.com/role-arn"]; ok || !slices.Equal(c.Args, []string{"run"}) {
@@ -141,6 +143,7 @@ func TestAccControllerRefusesBadInput(t *testing.T) {
 			bad(`settings = { "batch-idle-time" = "2s" }`, `(?s)Invalid settings.*batch-idle-time`),
 			bad(`settings = { "batch-idle-duration" = "soon" }`, `(?s)Invalid settings.*batch-idle-duration.*not a duration`),
 			bad(`settings = { "cluster-name" = "other" }`, `(?s)Invalid settings.*cluster-name is set by cluster_name`),
+			bad(`cluster_cidr = "10.100.0.0"`, `(?s)Invalid cluster_cidr.*"10.100.0.0" is not a CIDR`),
 			bad(`log_level = "loud"`, `(?s)Invalid log_level.*not a level`),
 			bad(`replicas = 0`, `(?s)Invalid replicas.*1 to 10`),
 			bad(`image_pull_policy = "Sometimes"`, `(?s)Invalid image_pull_policy`),
