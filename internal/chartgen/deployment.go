@@ -11,6 +11,7 @@ var envValues = map[string]string{
 	"CLUSTER_NAME":      `{{ required "clusterName is required: the EKS cluster's name" .Values.clusterName | quote }}`,
 	"CLUSTER_ENDPOINT":  `{{ required "clusterEndpoint is required: the API server URL nodes join, e.g. https://ABCD.gr7.us-east-1.eks.amazonaws.com" .Values.clusterEndpoint | quote }}`,
 	"CLUSTER_CA_BUNDLE": `{{ .Values.clusterCABundle | quote }}`,
+	"CLUSTER_CIDR":      `{{ .Values.clusterCIDR | quote }}`,
 	"AWS_REGION":        `{{ required "region is required: the cluster's AWS region, e.g. us-east-1" .Values.region | quote }}`,
 	"LOG_LEVEL":         `{{ .Values.logLevel | quote }}`,
 	"LOG_FORMAT":        `{{ .Values.logFormat | quote }}`,
@@ -18,7 +19,7 @@ var envValues = map[string]string{
 
 // optionalEnv are variables the manifests leave to the controller's
 // defaults, set only when their value is.
-var optionalEnv = [][2]string{{"CLUSTER_CIDR", ".Values.clusterCIDR"}, {"PREFERENCE_POLICY", ".Values.preferencePolicy"}}
+var optionalEnv = [][2]string{{"PREFERENCE_POLICY", ".Values.preferencePolicy"}}
 
 // editDeployment puts the values into the Deployment: replicas, service
 // account, scheduling, image, args, environment and resources.
