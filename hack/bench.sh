@@ -32,6 +32,15 @@ BENCHMARKS=(
 	"./controller/disruption/ | ^BenchmarkConsolidation$ | 1x | 15m | BENCH disruption=consolidation nodes=2000"
 	"./controller/simulate/ | ^BenchmarkSimulateDay$ | 1x | 30m | BENCH simulate=day-10k"
 	"./controller/e2e/ | ^TestChaosSoak$ | - | 15m | BENCH chaos=soak"
+	"./internal/headtohead/ | ^BenchmarkHeadToHead$ | 1x | 150m |
+		BENCH headtohead=basic/scale-out system=karpenter; BENCH headtohead=basic/scale-out system=stowage; BENCH headtohead=basic/scale-in system=karpenter; BENCH headtohead=basic/scale-in system=stowage;
+		BENCH headtohead=hostname-spread/scale-out system=karpenter; BENCH headtohead=hostname-spread/scale-out system=stowage; BENCH headtohead=hostname-spread/scale-in system=karpenter; BENCH headtohead=hostname-spread/scale-in system=stowage;
+		BENCH headtohead=hostname-spread-xl/scale-out system=karpenter; BENCH headtohead=hostname-spread-xl/scale-out system=stowage; BENCH headtohead=hostname-spread-xl/scale-in system=karpenter; BENCH headtohead=hostname-spread-xl/scale-in system=stowage;
+		BENCH headtohead=interference/scale-out system=karpenter; BENCH headtohead=interference/scale-out system=stowage; BENCH headtohead=interference/interference system=karpenter; BENCH headtohead=interference/interference system=stowage; BENCH headtohead=interference/scale-in system=karpenter; BENCH headtohead=interference/scale-in system=stowage;
+		BENCH headtohead=do-not-disrupt/scale-out system=karpenter; BENCH headtohead=do-not-disrupt/scale-out system=stowage; BENCH headtohead=do-not-disrupt/scale-in system=karpenter; BENCH headtohead=do-not-disrupt/scale-in system=stowage;
+		BENCH headtohead=wide-deployments/scale-out system=karpenter; BENCH headtohead=wide-deployments/scale-out system=stowage; BENCH headtohead=wide-deployments/scale-in system=karpenter; BENCH headtohead=wide-deployments/scale-in system=stowage;
+		BENCH headtohead=drift/scale-out system=karpenter; BENCH headtohead=drift/scale-out system=stowage; BENCH headtohead=drift/drift system=karpenter; BENCH headtohead=drift/drift system=stowage;
+		BENCH headtohead=machine"
 )
 
 # trim prints $1 with its runs of white space made single spaces and its ends stripped.

@@ -186,10 +186,12 @@ var unusedResourceTypes = map[string]map[string]string{
 }
 
 // stowagesResources are the resources of a type Stowage calls an action on
-// when only some of the type's are: AWS's public parameters, the node role.
+// when only some of the type's are: AWS's public parameters, the node role,
+// the cluster it runs in.
 var stowagesResources = map[string]string{
-	"ssm:GetParameter": "arn:aws:ssm:us-east-1::parameter/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/standard/recommended/image_id",
-	"iam:PassRole":     "arn:aws:iam::123456789012:role/" + nodeRole,
+	"ssm:GetParameter":    "arn:aws:ssm:us-east-1::parameter/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/standard/recommended/image_id",
+	"iam:PassRole":        "arn:aws:iam::123456789012:role/" + nodeRole,
+	"eks:DescribeCluster": "arn:aws:eks:us-east-1:123456789012:cluster/" + cluster,
 }
 
 // taggedOnCreate are the resource types Stowage's calls tag as they create them.

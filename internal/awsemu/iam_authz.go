@@ -137,13 +137,6 @@ func (e *Emulator) sgTagsLocked(id string) map[string]string {
 	return nil
 }
 
-func (e *Emulator) subnetTagsLocked(id string) map[string]string {
-	if s := e.network.subnets[id]; s != nil {
-		return s.Tags
-	}
-	return nil
-}
-
 // profileRolesLocked returns the ARNs of an instance profile's roles.
 func (e *Emulator) profileRolesLocked(name string) []string {
 	prof := e.iam.profiles[name]

@@ -197,7 +197,7 @@ func checkConfinement(t *testing.T, p *testbed.ControllerProcess) {
 			return err
 		}
 		var err error
-		pid, err = p.PID()
+		pid, err = p.ContainerPID()
 		return err
 	})
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))

@@ -177,7 +177,7 @@ func (b *Bed) runContainer(ctx context.Context, d appsv1.Deployment, args, env [
 	state := filepath.Join(o.Dir, "runc-state")
 	cmd := exec.Command(runc, "--root", state, "run", "--bundle", bundle, id) //nolint:gosec // runc from make tools
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
-	p, err := startProcess(cmd, filepath.Join(o.Dir, "stowage.log"))
+	p, err := startCmd(cmd, filepath.Join(o.Dir, "stowage.log"))
 	if err != nil {
 		return nil, err
 	}
@@ -187,11 +187,11 @@ func (b *Bed) runContainer(ctx context.Context, d appsv1.Deployment, args, env [
 	return p, nil
 }
 
-// PID is the container's init process (the controller) on the host, as
-// runc state reports it.
-func (p *ControllerProcess) PID() (int, error) {
+// ContainerPID is the container's init process (the controller) on the
+// host, as runc state reports it; Pid for a host process.
+func (p *ControllerProcess) ContainerPID() (int, error) {
 	if p.ContainerID == "" {
-		return p.cmd.Process.Pid, nil
+		return p.Pid(), nil
 	}
 	out, err := exec.Command(p.runc, "--root", p.runcState, "state", p.ContainerID).Output() //nolint:gosec // runc from make tools
 	if err != nil {

@@ -121,26 +121,7 @@ func (b *Bed) RunController(ctx context.Context, o ProcessOptions) (*ControllerP
 	if o.Container {
 		return b.runContainer(ctx, d, args, env, container, o)
 	}
-	cmd := exec.Command(o.Binary, args...) //nolint:gosec // the test's own build
-	cmd.Env = env
-	return startProcess(cmd, filepath.Join(o.Dir, "stowage.log"))
-}
-
-// startProcess starts cmd, its output going to logPath.
-func startProcess(cmd *exec.Cmd, logPath string) (*ControllerProcess, error) {
-	p := &ControllerProcess{LogPath: logPath, cmd: cmd, done: make(chan struct{})}
-	logFile, err := os.Create(p.LogPath)
-	if err != nil {
-		return nil, err
-	}
-	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
-	if err := p.cmd.Start(); err != nil {
-		_ = logFile.Close()
-		return nil, fmt.Errorf("starting the controller: %w", err)
-	}
-	p.kill = func() { _ = p.cmd.Process.Kill() }
-	go func() { p.err = p.cmd.Wait(); _ = logFile.Close(); close(p.done) }()
-	return p, nil
+	return startProcess(o.Binary, args, env, filepath.Join(o.Dir, "stowage.log"))
 }
 
 func orZero(addr string) string {

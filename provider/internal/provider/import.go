@@ -18,7 +18,7 @@ func writtenFields(obj *unstructured.Unstructured) func(path []string) bool {
 			continue
 		}
 		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
+		if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.GetRawBytes())); err != nil {
 			continue
 		}
 		set.Iterate(func(p fieldpath.Path) {
