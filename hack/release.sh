@@ -5,6 +5,9 @@
 #   release.sh image DIR PLATFORM...   the controller's image as an OCI layout
 #                                      (VERSION in the environment, else dev)
 #   release.sh dist VERSION            dist/: everything, built twice and compared
+#   release.sh provider VERSION DIGEST DIR PLATFORM...
+#                                      the provider's zips, manifest and checksums
+#                                      alone, its image pinned by DIGEST (for tests)
 #   release.sh sign VERSION KEY        sign the provider's checksums with gpg
 #
 # The release tooling (go-containerregistry, cyclonedx-gomod's generator,
@@ -73,12 +76,14 @@ image() {
     -version "$version" -commit "$(commit)" -created "$(source_date_epoch)"
 }
 
-# provider VERSION DIGEST OUT WORK writes the provider's zips, manifest and
-# checksums as the Terraform Registry takes them.
+# provider VERSION DIGEST OUT WORK PLATFORM... writes the provider's zips,
+# manifest and checksums as the Terraform Registry takes them.
 provider() {
   local version="$1" digest="$2" out="$3" work="$4" v="${1#v}" p goos arch exe zip
+  shift 4
   (cd "$ROOT" && make -s lambda-embed) || die "building the Lambda's zips the provider embeds"
-  for p in "${PROVIDER_PLATFORMS[@]}"; do
+  mkdir -p "$out"
+  for p in "$@"; do
     goos="${p%/*}" arch="${p#*/}" exe="${PROVIDER}_v$v"
     [[ "$goos" == windows ]] && exe+=.exe
     (cd "$ROOT" && GOOS="$goos" GOARCH="$arch" "$GO" build -trimpath \
@@ -119,7 +124,7 @@ build() {
   log "the image (${IMAGE_PLATFORMS[*]})"
   digest="$(image "$version" "$out/image" "$work" "${IMAGE_PLATFORMS[@]}")"
   log "the provider ($IMAGE_REPO:$version@$digest)"
-  provider "$version" "$digest" "$out" "$work"
+  provider "$version" "$digest" "$out" "$work" "${PROVIDER_PLATFORMS[@]}"
   log "the chart"
   chart "$version" "$digest" "$out" "$work"
   log "the Lambda's zips"
@@ -162,6 +167,8 @@ case "${1:-}" in
   image) shift; out="$1"; shift
     image "${VERSION:-dev}" "$out" "$(scratch)" "$@" ;;
   dist) dist "${2:-}" ;;
+  provider) shift; [[ $# -ge 4 ]] || die "usage: release.sh provider VERSION DIGEST DIR PLATFORM..."
+    provider "$1" "$2" "$3" "$(scratch)" "${@:4}" ;;
   sign) sign "${2:-}" "${3:-}" ;;
-  *) die "usage: release.sh image DIR PLATFORM... | dist VERSION | sign VERSION KEY" ;;
+  *) die "usage: release.sh image DIR PLATFORM... | dist VERSION | provider VERSION DIGEST DIR PLATFORM... | sign VERSION KEY" ;;
 esac

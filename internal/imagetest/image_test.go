@@ -36,7 +36,8 @@ import (
 // run the Deployment's container (uid 65532, read-only root, the host's
 // network, the service account's and the IRSA token projected): it wins its
 // lease, launches a node for a pending pod, and drains it when Terraform
-// destroys everything.
+// destroys everything. The provider built as make release ships it deploys
+// that digest by default.
 func TestTheImageRunsAsTheDeploymentDescribes(t *testing.T) {
 	if _, err := testenv.Assets(testenv.Registry, testenv.Crane, testenv.Runc); err != nil {
 		t.Fatal(err) // names make tools, which builds the registry and crane and installs runc
@@ -55,6 +56,7 @@ func TestTheImageRunsAsTheDeploymentDescribes(t *testing.T) {
 		!strings.Contains(plan, "ghcr.io/stowage-dev/stowage:dev") {
 		t.Errorf("the plan of a development provider does not warn about the image it deploys:\n%s", plan)
 	}
+	checkReleasedProvider(t, e, vars, digest)
 	vars = append(vars, "-var", "image="+ref)
 	destroy := append([]string{"destroy", "-input=false", "-auto-approve"}, vars...)
 	e.DestroyOnFailure(t, dir, destroy)
