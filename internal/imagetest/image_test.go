@@ -42,7 +42,7 @@ func TestTheImageRunsAsTheDeploymentDescribes(t *testing.T) {
 	if _, err := testenv.Assets(testenv.Registry, testenv.Crane, testenv.Runc); err != nil {
 		t.Fatal(err) // names make tools, which builds the registry and crane and installs runc
 	}
-	layout, digest := makeImage(t)
+	layout, digest, commit := makeImage(t)
 	ref := push(t, layout, digest)
 	e := start(t)
 	ctx := context.Background()
@@ -91,7 +91,7 @@ func TestTheImageRunsAsTheDeploymentDescribes(t *testing.T) {
 	t.Logf("%s, run under runc as %s, launched %d node(s) for the workload, first %s (%s)", ref, p.ContainerID, len(nodes),
 		nodes[0].Name, nodes[0].Labels[corev1.LabelInstanceTypeStable])
 	checkLease(t, e, p)
-	checkStamp(t, p)
+	checkStamp(t, p, commit)
 	if err := e.Delete(ctx, w); err != nil {
 		t.Error(err)
 	}
@@ -103,9 +103,14 @@ func TestTheImageRunsAsTheDeploymentDescribes(t *testing.T) {
 }
 
 // makeImage runs `make image` for this machine's platform into a
-// temporary layout and returns it with the index digest it printed.
-func makeImage(t *testing.T) (layout, digest string) {
+// temporary layout and returns it with the index digest it printed and the
+// commit it stamped.
+func makeImage(t *testing.T) (layout, digest, commit string) {
 	t.Helper()
+	commit = "unknown"
+	if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
+		commit = strings.TrimSpace(string(out))
+	}
 	layout = filepath.Join(t.TempDir(), "image")
 	cmd := exec.Command("make", "-s", "image", "IMAGE_DIR="+layout, "IMAGE_PLATFORMS=linux/"+runtime.GOARCH)
 	cmd.Dir = filepath.Join("..", "..")
@@ -119,7 +124,7 @@ func makeImage(t *testing.T) (layout, digest string) {
 	if !regexp.MustCompile(`^sha256:[0-9a-f]{64}$`).MatchString(digest) {
 		t.Fatalf("make image printed %q, not the index's digest", out)
 	}
-	return layout, digest
+	return layout, digest, commit
 }
 
 // push starts the registry and pushes the layout's index with crane; the
@@ -240,12 +245,8 @@ func checkLease(t *testing.T, e *tfbed.Env, p *testbed.ControllerProcess) {
 }
 
 // checkStamp: the image's binary says which commit make image built.
-func checkStamp(t *testing.T, p *testbed.ControllerProcess) {
+func checkStamp(t *testing.T, p *testbed.ControllerProcess, commit string) {
 	t.Helper()
-	commit := "unknown"
-	if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
-		commit = strings.TrimSpace(string(out))
-	}
 	log, err := os.ReadFile(p.LogPath)
 	if err != nil {
 		t.Fatal(err)
