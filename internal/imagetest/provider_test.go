@@ -58,6 +58,8 @@ func checkReleasedProvider(t *testing.T, e *tfbed.Env, vars []string, digest str
 	want := fmt.Sprintf(`image = "ghcr.io/stowage-dev/stowage:v%s@%s"`, releaseVersion, digest)
 	if !strings.Contains(plan, want) || strings.Contains(plan, "Development build") {
 		t.Errorf("the released provider's plan does not deploy %s without a warning:\n%s", want, plan)
+	} else {
+		t.Logf("the provider installed from %s plans %s", zip, want)
 	}
 }
 
