@@ -154,10 +154,11 @@ dist() {
 
 # sign writes the detached signature the Registry checks the checksums by,
 # with KEY from the caller's keyring: the key never lives in the repository.
+# DIST (default dist/) is the folder of the checksums.
 sign() {
   local version="$1" key="$2" sums
   [[ -n "$key" ]] || die "GPG_KEY: give the fingerprint of the release signing key"
-  sums="$ROOT/dist/${PROVIDER}_${version#v}_SHA256SUMS"
+  sums="${DIST:-$ROOT/dist}/${PROVIDER}_${version#v}_SHA256SUMS"
   [[ -f "$sums" ]] || die "$sums is missing: run make release VERSION=$version first"
   gpg --batch --yes --local-user "$key" --output "$sums.sig" --detach-sign "$sums"
   gpg --batch --verify "$sums.sig" "$sums"
