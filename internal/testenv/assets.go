@@ -33,6 +33,11 @@ const (
 	// Runc is Debian's runc, which make tools installs when it is missing
 	// (as root) and links into the cache's bin.
 	Runc = "runc"
+	// GPG, GPGV and GPGConf are Debian's gnupg, installed as runc is, for the
+	// test of make release-sign.
+	GPG     = "gpg"
+	GPGV    = "gpgv"
+	GPGConf = "gpgconf"
 )
 
 // ToolsTarget is the make target that builds the components.
