@@ -2,6 +2,7 @@ package aws
 
 import (
 	"maps"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,6 +36,7 @@ func (c *CloudProvider) claimFromInstance(in *instance.Instance) *v1alpha1.NodeC
 	if nc := in.Tags[instance.TagNodeClass]; nc != "" {
 		claim.Spec.NodeClassRef = &v1alpha1.NodeClassReference{Group: v1alpha1.Group, Kind: "NodeClass", Name: nc}
 	}
+	c.labelReservation(claim, in)
 	claim.Status.ProviderID = instance.ProviderID(in.Zone, in.ID)
 	claim.Status.ImageID = in.ImageID
 	return claim
@@ -72,7 +74,27 @@ func (c *CloudProvider) launched(claim *v1alpha1.NodeClaim, in *instance.Instanc
 	}
 	out.Annotations[v1alpha1.AnnotationNodeClassHash] = hash
 	out.Annotations[v1alpha1.AnnotationHashVersion] = v1alpha1.HashVersion
+	c.labelReservation(out, in)
 	out.Status.ProviderID = instance.ProviderID(in.Zone, in.ID)
 	out.Status.ImageID = imageID
 	return out
+}
+
+// labelReservation records the capacity reservation an instance runs in:
+// its id and type as labels the node carries (the Lambda finds a Capacity
+// Block's nodes by them), and a block's end, which the capacity block
+// controller replaces the node ahead of.
+func (c *CloudProvider) labelReservation(claim *v1alpha1.NodeClaim, in *instance.Instance) {
+	if in.ReservationID == "" {
+		return
+	}
+	claim.Labels[v1alpha1.LabelCapacityReservationID] = in.ReservationID
+	r, ok := c.reservations.Get(in.ReservationID)
+	if !ok {
+		return
+	}
+	claim.Labels[v1alpha1.LabelCapacityReservationType] = r.Type
+	if !r.End.IsZero() {
+		claim.Annotations[v1alpha1.AnnotationCapacityReservationEnd] = r.End.UTC().Format(time.RFC3339)
+	}
 }

@@ -216,8 +216,17 @@ func (c *CloudProvider) chooseCapacityType(candidates []*cloudprovider.InstanceT
 func (c *CloudProvider) usable(name string, o cloudprovider.Offering, reqs scheduling.Requirements, zones map[string]subnet.Subnet) bool {
 	_, hasSubnet := zones[o.Zone]
 	return hasSubnet && reqs.Get(corev1.LabelTopologyZone).Has(o.Zone) &&
-		(o.ReservationID == "" || c.reservations.Room(o.ReservationID) > 0) &&
+		(o.ReservationID == "" || c.reservationTakes(o.ReservationID)) &&
 		!c.unavailable.IsUnavailable(cache.Offering{InstanceType: name, Zone: o.Zone, CapacityType: o.CapacityType})
+}
+
+// reservationTakes reports whether a reservation takes a launch now: it has
+// room, and EC2 takes launches into it on the clock (a block from its start
+// to 30 minutes before its end). The solver already keeps a block to its
+// pool's narrower window; this is the last check before EC2.
+func (c *CloudProvider) reservationTakes(id string) bool {
+	r, ok := c.reservations.Get(id)
+	return ok && r.Available > 0 && r.Launchable(c.opts.Clock.Now())
 }
 
 type offer struct {
@@ -225,7 +234,8 @@ type offer struct {
 	zone        string
 	price       float64
 	reservation string
-	room        int // free capacity of the reservation
+	room        int  // free capacity of the reservation
+	block       bool // the reservation is a Capacity Block
 }
 
 // rank lists usable offerings of one capacity type, cheapest first, at most
@@ -239,7 +249,7 @@ func (c *CloudProvider) rank(candidates []*cloudprovider.InstanceType, ct string
 			if o.CapacityType != ct || !c.usable(it.Name, o, reqs, zones) {
 				continue
 			}
-			of := offer{it, o.Zone, o.Price, o.ReservationID, 0}
+			of := offer{it, o.Zone, o.Price, o.ReservationID, 0, o.ReservationType == v1alpha1.CapacityReservationTypeCapacityBlock}
 			if o.ReservationID != "" {
 				of.room = c.reservations.Room(o.ReservationID)
 			}
@@ -256,4 +266,15 @@ func (c *CloudProvider) rank(candidates []*cloudprovider.InstanceType, ct string
 		return cmp.Or(cmp.Compare(a.price, b.price), cmp.Compare(a.it.Name, b.it.Name), cmp.Compare(a.zone, b.zone))
 	})
 	return out[:min(limit, len(out))]
+}
+
+// oneMarket keeps the offers one fleet can launch: a Capacity Block fleet
+// takes only blocks (EC2 never falls back from one), any other fleet no
+// block. The cheapest offer decides, Capacity Blocks first at equal price.
+func oneMarket(offers []offer) ([]offer, bool) {
+	if len(offers) == 0 {
+		return offers, false
+	}
+	block := slices.ContainsFunc(offers, func(o offer) bool { return o.block && o.price <= offers[0].price })
+	return slices.DeleteFunc(offers, func(o offer) bool { return o.block != block }), block
 }

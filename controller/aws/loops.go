@@ -19,7 +19,7 @@ const (
 // they read the last catalogue, which each refresh replaces atomically.
 func (c *CloudProvider) Start(ctx context.Context) error {
 	var wg sync.WaitGroup
-	wg.Go(func() { c.every(ctx, LoopRefresh, c.opts.RefreshInterval, c.Refresh) })
+	wg.Go(func() { c.every(ctx, LoopRefresh, c.opts.RefreshInterval, c.Refresh, c.reservations.NextStart) })
 	if c.opts.DryRun {
 		wg.Wait() // the GC deletes templates: not in a dry run
 		return nil
@@ -28,7 +28,7 @@ func (c *CloudProvider) Start(ctx context.Context) error {
 		c.every(ctx, LoopLaunchTemplateGC, c.opts.GCInterval, func(ctx context.Context) error {
 			_, err := c.GarbageCollectLaunchTemplates(ctx)
 			return err
-		})
+		}, nil)
 	})
 	wg.Wait()
 	return nil
@@ -37,10 +37,13 @@ func (c *CloudProvider) Start(ctx context.Context) error {
 // every runs fn now and then every interval on the clock until ctx ends. Each
 // pass is due an interval after the previous one was due, so the time a pass
 // takes does not push the schedule back; a pass that comes due while the
-// previous one still runs starts when it ends (once, however late).
-func (c *CloudProvider) every(ctx context.Context, loop string, interval time.Duration, fn func(context.Context) error) {
+// previous one still runs starts when it ends (once, however late). wake,
+// when set, names an earlier instant for an extra pass (zero for none),
+// which leaves the schedule as it is.
+func (c *CloudProvider) every(ctx context.Context, loop string, interval time.Duration, fn func(context.Context) error, wake func(time.Time) time.Time) {
 	due := c.opts.Clock.Now()
 	for ctx.Err() == nil {
+		scheduled := !c.opts.Clock.Now().Before(due)
 		err := fn(ctx)
 		if err != nil && ctx.Err() == nil {
 			c.log.Warn("background pass failed", "loop", loop, "error", err)
@@ -48,11 +51,19 @@ func (c *CloudProvider) every(ctx context.Context, loop string, interval time.Du
 		if c.opts.Observe != nil {
 			c.opts.Observe(loop, err)
 		}
-		due = due.Add(interval)
-		if now := c.opts.Clock.Now(); due.Before(now) {
-			due = now
+		now := c.opts.Clock.Now()
+		if scheduled {
+			if due = due.Add(interval); due.Before(now) {
+				due = now
+			}
 		}
-		if !c.waitUntil(ctx, due) {
+		at := due
+		if wake != nil {
+			if w := wake(now); !w.IsZero() && w.Before(at) {
+				at = w
+			}
+		}
+		if !c.waitUntil(ctx, at) {
 			return
 		}
 	}

@@ -33,7 +33,9 @@ func (c *CloudProvider) plan(ctx context.Context, claim *v1alpha1.NodeClaim, nc 
 		return p, nil
 	}
 	templates := map[[2]string]string{} // (image id, reservation id) -> template name
-	for _, o := range c.rank(candidates, p.req.CapacityType, reqs, zones, instance.MaxOverrides) {
+	offers, block := oneMarket(c.rank(candidates, p.req.CapacityType, reqs, zones, instance.MaxOverrides))
+	p.req.CapacityBlock = block
+	for _, o := range offers {
 		ami, ok := amifamily.Select(r.AMIs, o.it)
 		if !ok {
 			continue
@@ -45,6 +47,7 @@ func (c *CloudProvider) plan(ctx context.Context, claim *v1alpha1.NodeClaim, nc 
 			if err != nil {
 				return nil, err
 			}
+			cfg.CapacityBlock = o.block
 			name, err := c.templates.Ensure(ctx, cfg)
 			if err != nil {
 				return nil, c.launchError(err)

@@ -114,7 +114,8 @@ func TestReservedOfferings(t *testing.T) {
 	addReservation(e, 5, map[string]string{"team": "web"}) // not selected
 	e.emu.AddCapacityReservation(awsemu.CapacityReservation{InstanceType: "m6i.large", Zone: reservedZone, TotalInstanceCount: 5,
 		EndDateType: awsemu.EndLimited, EndDate: time.Now().Add(-time.Hour), Tags: map[string]string{"team": "ml"}}) // expired
-	want := cloudprovider.Offering{Zone: reservedZone, CapacityType: "reserved", Price: 0, Available: true, ReservationID: id, ReservationCapacity: 1}
+	want := cloudprovider.Offering{Zone: reservedZone, CapacityType: "reserved", Price: 0, Available: true, ReservationID: id, ReservationCapacity: 1,
+		ReservationType: v1alpha1.CapacityReservationTypeDefault}
 	if got := reservedOfferings(t, e); len(got) != 1 || got[0] != want {
 		t.Fatalf("reserved offerings %+v, want only %+v", got, want)
 	}

@@ -9,13 +9,15 @@ import (
 )
 
 // markShort records what a fleet reported short. A full capacity reservation
-// is counted as full until the next refresh. A vCPU quota error is about the
+// (a Capacity Block EC2 finds short of capacity, as it reports one beyond its
+// count or outside its window) is counted as full until the next refresh. A vCPU quota error is about the
 // account, not the offering: every candidate offering of the same quota class
 // and capacity type in the catalogue would fail the same way, so all of them
 // are marked and the next attempt goes to another class or capacity type.
 func (c *CloudProvider) markShort(p *launchPlan, short []cloudprovider.UnavailableOffering, types []*cloudprovider.InstanceType) {
 	for _, s := range short {
-		if id := p.reservations[s.InstanceType+"/"+s.Zone]; id != "" && s.Reason == awserrors.CodeReservationCapacityExceeded {
+		id := p.reservations[s.InstanceType+"/"+s.Zone]
+		if id != "" && (s.Reason == awserrors.CodeReservationCapacityExceeded || p.req.CapacityBlock && awserrors.IsCapacityCode(s.Reason)) {
 			c.reservations.Exhausted(id)
 			c.log.Debug("capacity reservation full", "instance_type", s.InstanceType, "zone", s.Zone, "capacity_reservation", id)
 			continue

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -58,6 +59,13 @@ type Offering struct {
 	ReservationID string
 	// ReservationCapacity is how many instances the reservation still has room for.
 	ReservationCapacity int
+	// ReservationType is the reservation's: default, or capacity-block for
+	// a Capacity Block for ML.
+	ReservationType string
+	// ReservationStart and ReservationEnd bound a reservation that ends (a
+	// Capacity Block); zero for one that does not. The solver uses a block
+	// only from its start to its end less the pool's capacityBlockLeadTime.
+	ReservationStart, ReservationEnd time.Time
 }
 
 // Requirements are the zone and capacity type of the offering as requirements.

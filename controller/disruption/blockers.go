@@ -35,6 +35,9 @@ func blockedBy(c *Candidate, pdbs pdbIndex, now time.Time) Block {
 		}
 	}
 	for _, p := range c.ReschedulablePods() {
+		if scheduler.IsVirtual(p) {
+			continue // booked room (booked.go) is never evicted
+		}
 		if pdb := pdbs.blocking(p); pdb != nil {
 			return Block{Kind: BlockedPDB, Why: fmt.Sprintf("PodDisruptionBudget %s/%s allows no disruption of pod %s/%s now",
 				pdb.Namespace, pdb.Name, p.Namespace, p.Name)}

@@ -25,7 +25,8 @@ type Budgets map[string]int
 // apply to reason (Unbounded when none is), a percentage taken of the pool's
 // initialized nodes and rounded up, less the pool's nodes already being
 // disrupted (marked for deletion, not Ready, or named in busy: the nodes of
-// commands not yet executed), and never below zero.
+// commands not yet executed), and never below zero. A pool's minNodes caps
+// the budgets of the reasons that remove nodes (floor.go).
 //
 // pools is NodePool name -> pool with the defaults applied. A budget that
 // cannot be evaluated (a schedule the cron parser rejects) allows nothing:
@@ -39,6 +40,7 @@ func NewBudgets(nodes []*scheduler.StateNode, pools map[string]*v1alpha1.NodePoo
 		if err != nil {
 			errs = append(errs, fmt.Errorf("evaluating the budgets of nodepool %s: %w", name, err))
 		}
+		allowed = floorAllows(pool, reason, total[name], allowed)
 		out[name] = max(allowed-disrupting[name], 0)
 	}
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })

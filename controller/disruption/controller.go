@@ -349,7 +349,7 @@ func poolTypes(ctx context.Context, pools []*v1alpha1.NodePool, types InstanceTy
 // newRound reads the cluster state, with the pools' instance types and
 // their offerings' key.
 func (c *Controller) newRound(types map[string][]*cloudprovider.InstanceType, offerings uint64) Round {
-	snap := c.cluster.Snapshot(nil, types)
+	snap := BookedRoom(c.cluster.Snapshot(nil, types), c.cluster.Bookings(), c.opts.Consolidation.Solve)
 	now := c.clk.Now()
 	maps.DeleteFunc(c.queue.cooling, func(_ string, until time.Time) bool { return !now.Before(until) })
 	c.requests, c.prices = c.requests.next(), c.prices.next(offerings)

@@ -83,7 +83,7 @@ func summarize(pods []*corev1.Pod, pr *podRequests) *nodePods {
 		req := pr.of(p)
 		np.used = np.used.Add(req)
 		np.antiAffinity = np.antiAffinity || requiredAntiAffinity(p)
-		if termination.DoNotDisruptAnnotated(p.Annotations) {
+		if termination.DoNotDisruptAnnotated(p.Annotations) && !scheduler.IsVirtual(p) {
 			np.protected = append(np.protected, p)
 		}
 		if reschedulable(p) {

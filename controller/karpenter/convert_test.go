@@ -56,14 +56,14 @@ var outcomes = map[string]outcome{
 		"EC2NodeClass windows2022": "spec.amiFamily: Windows2022: Windows images are not supported"}},
 	"full-nodepool.yaml": {converted: []string{"NodePool everything"}, warnings: []string{
 		"spec.template.spec.requirements[3]: not converted: karpenter.k8s.aws/instance-cpu-manufacturer is a Karpenter label Stowage has no value for",
-		"spec.replicas: not converted: a static NodePool (replicas) has no Stowage equivalent"}},
+		"spec.replicas: converted to minNodes"}},
 	"full-ec2nodeclass.yaml": {converted: []string{"NodeClass everything"}, warnings: []string{
 		"spec.ipPrefixCount: not converted", "spec.enclaveOptions: not converted", "spec.context: not converted",
 		"spec.blockDeviceMappings[0].ebs.volumeInitializationRate: not converted"}},
 	"kubectl-dump.yaml": {converted: []string{"NodePool default", "NodeClass default"}},
 	"newer-policies.yaml": {converted: []string{"NodePool balanced", "NodePool static"}, warnings: []string{
 		"spec.disruption.consolidationPolicy: converted to WhenEmpty: Stowage has no Balanced policy",
-		"spec.replicas: not converted: a static NodePool (replicas) has no Stowage equivalent"}},
+		"spec.replicas: converted to minNodes"}},
 	"ssm-parameter.yaml": {refused: map[string]string{"EC2NodeClass ssm": "spec.amiSelectorTerms[0].ssmParameter: Stowage does not read image ids from SSM parameters"}},
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/scheduling"
@@ -46,7 +47,7 @@ func (c *converter) nodePool() error {
 	}
 	spec.Limits, spec.Weight = in.Spec.Limits, in.Spec.Weight
 	if in.Spec.Replicas != nil {
-		c.note("spec.replicas", valueOf(*in.Spec.Replicas), "not converted: a static NodePool (replicas) has no Stowage equivalent; Stowage launches for pending pods only, so keep this pool on Karpenter or run the nodes another way")
+		c.staticPool(spec, *in.Spec.Replicas)
 	}
 	if len(in.Status) > 0 {
 		c.quiet("status", "not converted: the status is what Karpenter observed")
@@ -98,4 +99,26 @@ func (c *converter) nodeClassRef(path string, in *NodeClassReference) *v1alpha1.
 	}
 	out.Name = in.Name
 	return out
+}
+
+// staticPool converts a static NodePool's replicas to a floor and a ceiling
+// of that many nodes: minNodes and limits.nodes (a lower nodes limit the pool
+// already has stays, and is the floor too).
+func (c *converter) staticPool(spec *v1alpha1.NodePoolSpec, replicas int64) {
+	if replicas < 0 || replicas > 1000 {
+		c.refuse("spec.replicas", "%d nodes: a pool's minNodes is between 0 and 1000", replicas)
+		return
+	}
+	n := replicas
+	if q, ok := spec.Limits[corev1.ResourceName("nodes")]; ok && q.Value() < n {
+		n = q.Value()
+	}
+	floor := int32(n)
+	spec.MinNodes = &floor
+	spec.Limits = spec.Limits.DeepCopy()
+	if spec.Limits == nil {
+		spec.Limits = corev1.ResourceList{}
+	}
+	spec.Limits["nodes"] = *resource.NewQuantity(n, resource.DecimalSI)
+	c.note("spec.replicas", valueOf(replicas), "converted to minNodes %d and limits.nodes %d: Stowage keeps that many nodes whatever the load and launches none beyond them, packing pending pods onto them", n, n)
 }

@@ -55,7 +55,7 @@ func TestHCLAdoptsTheObjectsInTheCluster(t *testing.T) {
 		}
 		t.Run(strings.TrimPrefix(file, "testdata/"), func(t *testing.T) {
 			t.Cleanup(func() { deleteAll(t, dyn) })
-			vars := createAsKubectl(t, dyn, r)
+			vars, classesBefore := createAsKubectl(t, dyn, r)
 			dir := t.TempDir()
 			write(t, filepath.Join(dir, "main.tf"), text)
 			write(t, filepath.Join(dir, "versions.tf"), providerBlock)
@@ -80,10 +80,10 @@ func TestHCLAdoptsTheObjectsInTheCluster(t *testing.T) {
 				t.Fatalf("a plan after the import is not empty (%v):\n%s", err, again)
 			}
 			tf.MustRun(t, dir, append([]string{"destroy", "-auto-approve"}, args...)...)
-			for _, plural := range []string{"nodepools", "nodeclasses"} {
+			for plural, want := range map[string]int{"nodepools": 0, "nodeclasses": classesBefore} {
 				l, err := dyn.Resource(v1alpha1.SchemeGroupVersion.WithResource(plural)).List(context.Background(), metav1.ListOptions{})
-				if err != nil || len(l.Items) > 0 {
-					t.Fatalf("after destroy: %v, %d %s left", err, len(l.Items), plural)
+				if err != nil || len(l.Items) != want {
+					t.Fatalf("after destroy: %v, %d %s left, want %d", err, len(l.Items), plural, want)
 				}
 			}
 			adopted += len(r.Objects)
@@ -110,9 +110,27 @@ var placeholderRE = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Z_][A-
 // createAsKubectl creates the converted objects with their placeholders
 // substituted (user data aside, as the HCL keeps it), as `envsubst | kubectl
 // create` would, and returns the Terraform variables that stand for them.
-func createAsKubectl(t *testing.T, dyn dynamic.Interface, r *karpenter.Result) map[string]string {
+// A pool whose NodeClass the file does not convert finds it in the cluster,
+// as in the user's (the provider refuses a pool whose class is nowhere): it
+// returns how many such classes it made, which the configuration leaves be.
+func createAsKubectl(t *testing.T, dyn dynamic.Interface, r *karpenter.Result) (map[string]string, int) {
 	t.Helper()
 	vars := map[string]string{}
+	converted, referenced := map[string]bool{}, map[string]bool{}
+	for _, o := range r.Objects {
+		if o.NodeClass != nil {
+			converted[o.NodeClass.Name] = true
+		} else {
+			referenced[o.NodePool.Spec.Template.Spec.NodeClassRef.Name] = true
+		}
+	}
+	existing := 0
+	for name := range referenced {
+		if !converted[name] {
+			createExistingClass(t, dyn, name)
+			existing++
+		}
+	}
 	for _, o := range r.Objects {
 		var obj any = o.NodePool
 		plural := "nodepools"
@@ -131,7 +149,22 @@ func createAsKubectl(t *testing.T, dyn dynamic.Interface, r *karpenter.Result) m
 			t.Fatalf("creating %s: %v", o.Source.ID(), err)
 		}
 	}
-	return vars
+	return vars, existing
+}
+
+// createExistingClass creates a NodeClass the cluster already has.
+func createExistingClass(t *testing.T, dyn dynamic.Interface, name string) {
+	t.Helper()
+	selector := []any{map[string]any{"tags": map[string]any{"karpenter.sh/discovery": "test"}}}
+	class := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1alpha1.SchemeGroupVersion.String(), "kind": "NodeClass", "metadata": map[string]any{"name": name},
+		"spec": map[string]any{"amiSelectorTerms": []any{map[string]any{"alias": "al2023@latest"}}, "role": "KarpenterNodeRole-test",
+			"subnetSelectorTerms": selector, "securityGroupSelectorTerms": selector},
+	}}
+	if _, err := dyn.Resource(v1alpha1.SchemeGroupVersion.WithResource("nodeclasses")).Create(context.Background(), class,
+		metav1.CreateOptions{FieldManager: "kubectl-create"}); err != nil {
+		t.Fatalf("creating the existing NodeClass %s: %v", name, err)
+	}
 }
 
 func substitute(v any, path string, vars map[string]string) any {
@@ -178,7 +211,7 @@ func checkSchemaMatchesProvider(t *testing.T, tf *tfcli.CLI, dir string) {
 		}
 		provider := p.Resources[typ].Block.paths("")
 		// The provider's own attributes, which no object field maps onto.
-		provider = slices.DeleteFunc(provider, func(s string) bool { return s == "id" || s == "allow_destroy_with_nodes" })
+		provider = slices.DeleteFunc(provider, func(s string) bool { return s == "id" || s == "allow_destroy_with_nodes" || s == "adopt_existing" })
 		sort.Strings(mine)
 		sort.Strings(provider)
 		if !slices.Equal(mine, provider) {

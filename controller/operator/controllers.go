@@ -13,10 +13,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/stowage-dev/stowage/controller/capacitybuffer"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	cpmetrics "github.com/stowage-dev/stowage/controller/cloudprovider/metrics"
 	"github.com/stowage-dev/stowage/controller/disruption"
 	"github.com/stowage-dev/stowage/controller/interruption"
+	"github.com/stowage-dev/stowage/controller/nodeclaim/capacityblock"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/drift"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/expiration"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
@@ -136,8 +138,9 @@ func (op *Operator) register(ctx context.Context, o *options.Options, s settings
 	// One set of solve options for the provisioner and every simulation
 	// disruption runs, so that both answer "where would these pods go" alike.
 	solve := scheduler.Options{Preferences: o.Preferences, NoKarpenterLabels: !o.KarpenterLabels}
+	buffers := capacitybuffer.New(clk, kube, op.Cluster, capacitybuffer.Options{Trigger: batcher.Trigger, Logger: log, DryRun: o.DryRun})
 	provisionerOpts := []provisioning.Option{provisioning.WithLogger(log.Named("provisioning")), provisioning.WithClock(clk),
-		provisioning.WithSolveOptions(solve)}
+		provisioning.WithSolveOptions(solve), provisioning.WithBookingObserver(buffers.Observe)}
 	if o.DryRun {
 		provisionerOpts = append(provisionerOpts, provisioning.WithDryRun())
 	}
@@ -151,6 +154,8 @@ func (op *Operator) register(ctx context.Context, o *options.Options, s settings
 		{interruption.Name, interruption.New(clk, kube, marker, interruption.Options{Logger: log})},
 		{drift.Name, drift.New(clk, kube, op.Cloud, drift.Options{Logger: log})},
 		{expiration.Name, expiration.New(clk, kube, expiration.Options{Logger: log})},
+		{capacityblock.Name, capacityblock.New(clk, kube, capacityblock.Options{Logger: log})},
+		{capacitybuffer.Name, buffers},
 		{disruption.Name, disruption.New(clk, op.Cluster, op.Cloud, disruption.ClientWriter{Client: kube},
 			disruptionOptions(o, solve, batcher.Trigger, log))},
 		{nodepool.Name, nodepool.New(clk, kube, nodepool.Options{Logger: log})},
@@ -204,12 +209,12 @@ func newRand() *rand.Rand {
 }
 
 // observers keeps, for a dry run, the controllers that decide and report:
-// provisioning and disruption (deciding, acting on nothing), and the
-// NodePool and NodeClass status. The NodeClaim lifecycle, termination,
+// provisioning and disruption (deciding, acting on nothing), the NodePool
+// and NodeClass status, and the CapacityBuffers' room (its status unwritten). The NodeClaim lifecycle, termination,
 // garbage collection and interruption controllers act on nodes Stowage
 // would own, and are left out.
 func observers(all []namedRegistrar) []namedRegistrar {
-	keep := map[string]bool{"provisioning": true, disruption.Name: true, nodepool.Name: true, nodeclass.Name: true}
+	keep := map[string]bool{"provisioning": true, disruption.Name: true, nodepool.Name: true, nodeclass.Name: true, capacitybuffer.Name: true}
 	out := all[:0]
 	for _, c := range all {
 		if keep[c.name] {

@@ -17,12 +17,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	autoscalingv1beta1 "github.com/stowage-dev/stowage/controller/apis/autoscaling/v1beta1"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/logging"
 	"github.com/stowage-dev/stowage/controller/options"
 )
 
-// Scheme knows the built-in Kubernetes types and Stowage's own.
+// Scheme knows the built-in Kubernetes types, Stowage's own and CapacityBuffers.
 func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
@@ -30,6 +31,9 @@ func Scheme() (*runtime.Scheme, error) {
 	}
 	if err := v1alpha1.AddToScheme(s); err != nil {
 		return nil, fmt.Errorf("registering stowage.dev types: %w", err)
+	}
+	if err := autoscalingv1beta1.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("registering autoscaling.x-k8s.io types: %w", err)
 	}
 	return s, nil
 }

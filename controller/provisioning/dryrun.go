@@ -35,13 +35,15 @@ func (p *Provisioner) reportDryRun(r *scheduler.Results) {
 			"nodepool", g.pool, "instance_type", g.instanceType, "zone", g.zone, "capacity_type", g.capacityType)
 	}
 	for _, nc := range r.NewNodeClaims {
-		for _, pod := range nc.Pods {
+		for _, pod := range realPods(nc.Pods) {
 			p.recorder.Publish(dryRunEvent(pod, fmt.Sprintf("Dry run: would launch a %s %s node in %s (nodepool %s) for the pod",
 				nc.Offering.CapacityType, nc.InstanceTypes[0].Name, nc.Offering.Zone, nc.NodePool)))
 		}
 	}
 	for _, pl := range r.Existing {
-		p.recorder.Publish(dryRunEvent(pl.Pod, "Dry run: would nominate the pod to "+pl.Node))
+		if !scheduler.IsVirtual(pl.Pod) {
+			p.recorder.Publish(dryRunEvent(pl.Pod, "Dry run: would nominate the pod to "+pl.Node))
+		}
 	}
 	p.reportUnschedulable(r.Unschedulable)
 }

@@ -46,6 +46,9 @@ type Provisioner struct {
 	createConcurrency int
 	// dryRun reports decisions instead of acting on them (WithDryRun).
 	dryRun bool
+	// bookingsSeen is told where each decision put the bookings' virtual
+	// pods (WithBookingObserver).
+	bookingsSeen func([]scheduler.BookingResult)
 }
 
 // Option configures a Provisioner.
@@ -117,18 +120,21 @@ func (p *Provisioner) Provision(ctx context.Context) (*Batch, error) {
 	}
 	StateSynced.Set(1)
 	b := &Batch{Pods: append(p.provisionablePods(), p.leavingPods()...)}
-	if len(b.Pods) == 0 {
+	bookings := p.cluster.Bookings()
+	if len(b.Pods) == 0 && len(bookings) == 0 && !anyFloor(p.cluster.NodePools()) {
 		return b, nil
 	}
 	types := p.instanceTypes(ctx)
 	recordOfferings(types)
 	snap := p.cluster.Snapshot(b.Pods, types)
+	snap.Bookings = bookings
 	start := p.clk.Now()
-	b.Decision = scheduler.Solve(snap, p.solve)
+	b.Decision = scheduler.Solve(snap, p.decisionOptions())
 	SchedulingDuration.Observe(p.clk.Since(start).Seconds())
 	UnschedulablePods.Set(float64(len(b.Decision.Unschedulable)))
 	p.log.Info("solved a batch", "pods", len(b.Pods), "nodeclaims", len(b.Decision.NewNodeClaims),
-		"existing", len(b.Decision.Existing), "unschedulable", len(b.Decision.Unschedulable))
+		"existing", len(b.Decision.Existing), "unschedulable", len(b.Decision.Unschedulable), "bookings", len(bookings))
+	p.observeBookings(b.Decision.Bookings)
 	if p.dryRun {
 		p.reportDryRun(b.Decision)
 		return b, nil
@@ -270,7 +276,7 @@ func (p *Provisioner) createAll(ctx context.Context, ncs []*scheduler.NewNodeCla
 // nominated to it, and each gets an event.
 func (p *Provisioner) launched(claim *v1alpha1.NodeClaim, nc *scheduler.NewNodeClaim, pool *v1alpha1.NodePool) {
 	p.cluster.NodeClaimCreated(claim)
-	for _, pod := range nc.Pods {
+	for _, pod := range realPods(nc.Pods) {
 		p.cluster.Nominate(pod, claim.Name)
 		p.recorder.Publish(NominatedEvent(pod, claim))
 	}
@@ -352,6 +358,9 @@ func (p *Provisioner) nominateExisting(placements []scheduler.Placement, nodes [
 		}
 	}
 	for _, pl := range placements {
+		if scheduler.IsVirtual(pl.Pod) {
+			continue
+		}
 		p.cluster.Nominate(pl.Pod, pl.Node)
 		p.recorder.Publish(NominatedEvent(pl.Pod, targets[pl.Node]))
 	}
@@ -359,6 +368,9 @@ func (p *Provisioner) nominateExisting(placements []scheduler.Placement, nodes [
 
 func (p *Provisioner) reportUnschedulable(pods []scheduler.Unschedulable) {
 	for _, u := range pods {
+		if scheduler.IsVirtual(u.Pod) {
+			continue // its booking's status says it
+		}
 		p.log.Info("pod cannot be provisioned", "pod", u.Pod.Namespace+"/"+u.Pod.Name, "reason", u.Reason)
 		p.recorder.Publish(FailedSchedulingEvent(u.Pod, u.Reason))
 	}

@@ -24,6 +24,9 @@ import (
 //     nominated to it, need capacity again (a claim deleted for a shortage,
 //     for one, so that the next batch picks another offering or pool; a
 //     node disrupted, whose pods count as pending from then on);
+//   - a pod just bound (still Pending) while room is booked: it may have
+//     taken a booking's room, which the next decision provides again (a
+//     buffer's room is usually taken without a pod ever being unschedulable);
 //   - a nomination lapsing (see state.NominationGrace): kube-scheduler did
 //     not bind the pod where the plan said, and will not touch it again by
 //     itself until the cluster changes.
@@ -56,7 +59,7 @@ func NewTriggers(clk clock.Clock, cluster *state.Cluster, batcher *Batcher) *Tri
 func (t *Triggers) Observe(obj client.Object, gone bool) {
 	switch o := obj.(type) {
 	case *corev1.Pod:
-		if !gone && provisionable(o) && !t.cluster.IsNominated(o) {
+		if !gone && (provisionable(o) && !t.cluster.IsNominated(o) || t.takesBookedRoom(o)) {
 			t.batcher.Trigger()
 		}
 	case *v1alpha1.NodePool:
@@ -71,6 +74,13 @@ func (t *Triggers) Observe(obj client.Object, gone bool) {
 	case *corev1.Node:
 		t.markRecheck()
 	}
+}
+
+// takesBookedRoom reports whether a pod has just been bound, not by its
+// DaemonSet, while some room is booked.
+func (t *Triggers) takesBookedRoom(pod *corev1.Pod) bool {
+	return pod.Spec.NodeName != "" && pod.Status.Phase == corev1.PodPending && !ownedByDaemonSet(pod) &&
+		t.cluster.HasBookings()
 }
 
 // Provisioned is told that a batch ran: it may have nominated pods.

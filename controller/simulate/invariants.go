@@ -9,6 +9,7 @@ import (
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
+	"github.com/stowage-dev/stowage/controller/nodeclaim/lifecycle"
 	"github.com/stowage-dev/stowage/controller/provisioning"
 	"github.com/stowage-dev/stowage/controller/simulate/report"
 )
@@ -40,6 +41,12 @@ const (
 	// InvariantJobPods: a Job keeps min(parallelism, completions left) pods
 	// alive: a completed or lost pod is replaced within Bounds.JobPods.
 	InvariantJobPods Invariant = "job-pods"
+	// InvariantAllocatable: every Node registers the allocatable its claim
+	// was planned with: the simulator's kubelet computes it from the user
+	// data by nodeadm's or Bottlerocket's rules (internal/nodeboot), the
+	// solver by its own (controller/catalogue), and an AllocatableMismatch
+	// event says they disagree.
+	InvariantAllocatable Invariant = "allocatable"
 	// InvariantDeterminism: the same scenario and seed give the same report,
 	// byte for byte (checked by running twice; see scenariogen).
 	InvariantDeterminism Invariant = "determinism"
@@ -156,6 +163,12 @@ func (c *invariantChecker) instant(w *world) {
 }
 
 func (c *invariantChecker) end(w *world) { c.cloud.check(c, w, true) }
+
+func (c *invariantChecker) warned(w *world, reason, object, note string) {
+	if reason == lifecycle.ReasonAllocatableMismatch {
+		c.report(w, InvariantAllocatable, "nodeclaim "+object, "%s", note)
+	}
+}
 
 // published keeps the provisioner's last word per pod, and checks that a
 // pod nominated to a new claim was not on its way to another.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
@@ -72,6 +73,9 @@ type sabotage struct {
 func (s *sabotage) instant(w *world) { s.break_(w, s.check); s.check.instant(w) }
 func (s *sabotage) published(w *world, evs []provisioning.Event) {
 	s.check.published(w, evs)
+}
+func (s *sabotage) warned(w *world, reason, object, note string) {
+	s.check.warned(w, reason, object, note)
 }
 func (s *sabotage) end(w *world) { s.check.end(w) }
 
@@ -233,6 +237,26 @@ func TestANominationToANewClaimWhileTheLastIsLaunchingIsADuplicateDecision(t *te
 		}
 	})
 	only(t, vs, InvariantDuplicate)
+}
+
+// TestAMispredictedAllocatableBreaksTheAllocatableInvariant: a claim
+// launched with a pod more than its node's kubelet will allow is reported
+// when its Node initializes, through the lifecycle controller's event.
+func TestAMispredictedAllocatableBreaksTheAllocatableInvariant(t *testing.T) {
+	vs := runBroken(t, calm, func(w *world, _ *invariantChecker) {
+		for _, claim := range w.kube.mirror.objects[nodeClaimType] {
+			nc := claim.(*v1alpha1.NodeClaim)
+			if pods, ok := nc.Status.Allocatable[corev1.ResourcePods]; ok && nc.Status.NodeName == "" && nc.Annotations["sabotaged"] == "" {
+				pods.Add(resource.MustParse("1"))
+				nc.Status.Allocatable[corev1.ResourcePods] = pods
+				nc.Annotations = map[string]string{"sabotaged": "true"}
+			}
+		}
+	})
+	only(t, vs, InvariantAllocatable)
+	if !strings.Contains(vs[0].Message, "pods predicted") {
+		t.Errorf("%s: want the pods' difference named", vs[0])
+	}
 }
 
 func TestAJobShortOfPodsBreaksTheJobInvariant(t *testing.T) {

@@ -12,6 +12,7 @@ type atEnd func(w *world)
 
 func (atEnd) instant(*world)                         {}
 func (atEnd) published(*world, []provisioning.Event) {}
+func (atEnd) warned(*world, string, string, string)  {}
 func (f atEnd) end(w *world)                         { f(w) }
 
 // TestEveryNodeRunsItsDaemonSetPod: a Stowage node registers with the taint

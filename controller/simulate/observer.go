@@ -3,13 +3,15 @@ package simulate
 import "github.com/stowage-dev/stowage/controller/provisioning"
 
 // observer watches a run without changing it: it is told after every instant
-// the world steps, of every event the provisioner publishes, and once at the
-// end. The invariant checker (invariants.go) is one.
+// the world steps, of every event the provisioner publishes and every warning
+// the other controllers record, and once at the end. The invariant checker (invariants.go) is one.
 type observer interface {
 	// instant runs after every part of the world has stepped at the current instant.
 	instant(w *world)
 	// published hears the provisioner's events as it publishes them.
 	published(w *world, evs []provisioning.Event)
+	// warned hears a controller's warning event about an object.
+	warned(w *world, reason, object, note string)
 	// end runs once the run is over, after the world's final accounting.
 	end(w *world)
 }
@@ -23,6 +25,12 @@ func (w *world) observeInstant() {
 func (w *world) observePublished(evs []provisioning.Event) {
 	if w.observer != nil {
 		w.observer.published(w, evs)
+	}
+}
+
+func (w *world) observeWarning(reason, object, note string) {
+	if w.observer != nil {
+		w.observer.warned(w, reason, object, note)
 	}
 }
 

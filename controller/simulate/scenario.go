@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	autoscalingv1beta1 "github.com/stowage-dev/stowage/controller/apis/autoscaling/v1beta1"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/manifest"
 )
@@ -41,6 +42,10 @@ type Scenario struct {
 	Deployments []*appsv1.Deployment
 	Jobs        []*batchv1.Job
 	DaemonSets  []*appsv1.DaemonSet
+	// CapacityBuffers keep room for pods of the PodTemplates (or the
+	// Deployments, Jobs) they name, as stowage run keeps it (buffers.go).
+	CapacityBuffers []*autoscalingv1beta1.CapacityBuffer
+	PodTemplates    []*corev1.PodTemplate
 
 	// Warnings are what converting Karpenter's NodePools and EC2NodeClasses
 	// could not carry over, each on its line.

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	autoscalingv1beta1 "github.com/stowage-dev/stowage/controller/apis/autoscaling/v1beta1"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/karpenter"
 	"github.com/stowage-dev/stowage/controller/manifest"
@@ -57,6 +59,9 @@ var scenarioKinds = map[string]struct {
 	"Deployment": {"apps/v1", true},
 	"Job":        {"batch/v1", true},
 	"DaemonSet":  {"apps/v1", true},
+	// CapacityBuffers and the PodTemplates they name (buffers.go).
+	"CapacityBuffer": {autoscalingv1beta1.SchemeGroupVersion.String(), true},
+	"PodTemplate":    {"v1", true},
 }
 
 // add checks one object's kind, apiVersion, name and namespace, and decodes it.
@@ -67,8 +72,8 @@ func (s *Scenario) add(m *manifest.Object, seen map[string]int) error {
 	k, ok := scenarioKinds[m.Kind]
 	switch {
 	case !ok:
-		return m.Errorf("kind", "kind %q is not part of a scenario; use Scenario, NodePool, NodeClass, Deployment, Job or DaemonSet (or Karpenter's NodePool and EC2NodeClass)", m.Kind)
-	case m.APIVersion != k.apiVersion:
+		return m.Errorf("kind", "kind %q is not part of a scenario; use Scenario, NodePool, NodeClass, Deployment, Job, DaemonSet, CapacityBuffer or PodTemplate (or Karpenter's NodePool and EC2NodeClass)", m.Kind)
+	case m.APIVersion != k.apiVersion && !(m.Kind == "CapacityBuffer" && slices.Contains(autoscalingv1beta1.ServedVersions, m.APIVersion)):
 		return m.Errorf("apiVersion", "%q is not the apiVersion of %s: use %s", m.APIVersion, m.Kind, k.apiVersion)
 	case m.Kind == ScenarioKind && s.doc != nil:
 		return m.Errorf("kind", "a file holds one Scenario document; the first is on line %d", s.doc.Line())
@@ -129,6 +134,10 @@ func (s *Scenario) decode(m *manifest.Object) error {
 		obj, err = decodeAppend(m, &s.Jobs)
 	case "DaemonSet":
 		obj, err = decodeAppend(m, &s.DaemonSets)
+	case "CapacityBuffer":
+		obj, err = decodeAppend(m, &s.CapacityBuffers)
+	case "PodTemplate":
+		obj, err = decodeAppend(m, &s.PodTemplates)
 	}
 	if err != nil {
 		return err

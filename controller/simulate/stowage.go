@@ -119,7 +119,7 @@ func newStowageSystem(w *world) *stowageSystem {
 	return sys
 }
 
-func (sys *stowageSystem) start(context.Context) error { return nil }
+func (sys *stowageSystem) start(ctx context.Context) error { return sys.bookBuffers(ctx) }
 
 // wake is the other controllers' watches (provisioning's are its Triggers,
 // which every write reaches as the controller's watches would): a write to a NodeClaim or Node makes the
@@ -349,7 +349,9 @@ func (l *eventLog) Eventf(regarding, _ runtime.Object, eventtype, reason, _, not
 	if o, ok := regarding.(client.Object); ok {
 		name = o.GetName()
 	}
-	l.w.out.actions = append(l.w.out.actions, action{l.w.elapsed(), fmt.Sprintf("%s %s: %s", reason, name, fmt.Sprintf(note, args...))})
+	text := fmt.Sprintf(note, args...)
+	l.w.out.actions = append(l.w.out.actions, action{l.w.elapsed(), fmt.Sprintf("%s %s: %s", reason, name, text)})
+	l.w.observeWarning(reason, name, text)
 }
 
 var (

@@ -51,6 +51,13 @@ func (o *Objects) validate() error {
 	for _, ds := range o.DaemonSets {
 		errs = o.fieldErrors(errs, ds, manifest.ValidatePodSpec(field.NewPath("spec", "template", "spec"), &ds.Spec.Template.Spec))
 	}
+	for _, t := range o.templates() {
+		path := field.NewPath("spec", "template", "spec")
+		if _, ok := t.obj.(*corev1.PodTemplate); ok {
+			path = field.NewPath("template", "spec")
+		}
+		errs = o.fieldErrors(errs, t.obj, manifest.ValidatePodSpec(path, t.spec))
+	}
 	return errors.Join(errs...)
 }
 

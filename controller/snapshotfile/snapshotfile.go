@@ -14,7 +14,9 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	autoscalingv1beta1 "github.com/stowage-dev/stowage/controller/apis/autoscaling/v1beta1"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/capacitybuffer"
 	"github.com/stowage-dev/stowage/controller/karpenter"
 	"github.com/stowage-dev/stowage/controller/manifest"
 )
@@ -30,6 +32,10 @@ type Objects struct {
 	NodePools              []*v1alpha1.NodePool
 	NodeClasses            []*v1alpha1.NodeClass
 	NodeClaims             []*v1alpha1.NodeClaim
+	// CapacityBuffers keep room for pods that do not exist yet, of the
+	// shapes BufferObjects give (buffers.go).
+	CapacityBuffers []*autoscalingv1beta1.CapacityBuffer
+	BufferObjects   capacitybuffer.Objects
 
 	// Warnings are what converting Karpenter's objects could not carry over,
 	// each on its line: the caller prints them.
@@ -42,7 +48,7 @@ type Objects struct {
 }
 
 // ErrEmpty is Read's error for a stream without a single object.
-var ErrEmpty = errors.New("the snapshot holds no objects: write one with `kubectl get nodepools,nodeclasses,nodeclaims,nodes,pods,daemonsets,pv,pvc,storageclasses -A -o yaml`")
+var ErrEmpty = errors.New("the snapshot holds no objects: write one with `kubectl get nodepools,nodeclasses,nodeclaims,nodes,pods,daemonsets,pv,pvc,storageclasses,capacitybuffers,podtemplates -A -o yaml`")
 
 // Read parses every document, strictly, as the API server would: an unknown
 // kind or field, an apiVersion that is not the kind's, a duplicate object, a
@@ -107,7 +113,7 @@ func (o *Objects) add(m *manifest.Object) error {
 	if !ok {
 		return m.Errorf("kind", "kind %q is not part of a snapshot; use %s", m.Kind, strings.Join(kindNames(), ", "))
 	}
-	if m.APIVersion != k.apiVersion {
+	if servedAs(m.Kind, m.APIVersion) != k.apiVersion {
 		return apiVersionError(m, k.apiVersion)
 	}
 	if err := defaultNamespace(m, k.namespaced); err != nil {

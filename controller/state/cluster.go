@@ -64,6 +64,9 @@ type Cluster struct {
 	pvs            objects[*corev1.PersistentVolume]
 	storageClasses objects[*storagev1.StorageClass]
 
+	// bookings are the room booked for pods that do not exist yet, by owner (bookings.go)
+	bookings map[string]scheduler.Booking
+
 	syncChecks []func() bool
 	// gen counts the changes to the view, so that a reader can tell it has
 	// not changed since it last looked.
@@ -274,6 +277,7 @@ func (c *Cluster) Snapshot(pending []*corev1.Pod, instanceTypes map[string][]*cl
 		PersistentVolumeClaims: c.pvcs.sorted(),
 		PersistentVolumes:      c.pvs.sorted(),
 		StorageClasses:         c.storageClasses.sorted(),
+		Now:                    c.clk.Now(),
 	}
 }
 

@@ -73,8 +73,8 @@ func (e *Emulator) toXMLInstance(in Instance) xmlInstance {
 		ClientToken: in.ClientToken, Metadata: xmlMetadataOptions{"applied", in.HTTPTokens, in.HopLimit, "enabled"},
 		Tags: tagSet(in.Tags), Reservation: in.ReservationID, SpotRequest: in.SpotRequestID,
 	}
-	if in.CapacityType == CapacitySpot {
-		x.Lifecycle = "spot"
+	if in.CapacityType != CapacityOnDemand {
+		x.Lifecycle = in.CapacityType // spot or capacity-block
 	}
 	for _, g := range in.SecurityGroups {
 		x.Groups = append(x.Groups, xmlGroup{g})
@@ -121,8 +121,8 @@ func (e *Emulator) describeInstances(p params) (any, *APIError) {
 
 func instanceFields(in Instance) map[string]string {
 	lifecycle := ""
-	if in.CapacityType == CapacitySpot {
-		lifecycle = "spot"
+	if in.CapacityType != CapacityOnDemand {
+		lifecycle = in.CapacityType
 	}
 	return map[string]string{
 		"instance-id": in.ID, "instance-state-name": in.State, "instance-type": in.InstanceType,

@@ -82,6 +82,7 @@ func parseLaunchTemplateData(p params, d string) *LaunchTemplate {
 	crs := d + ".CapacityReservationSpecification"
 	lt.ReservationPreference = orDefault(p.str(crs+".CapacityReservationPreference"), MatchOpen)
 	lt.ReservationTarget = p.str(crs + ".CapacityReservationTarget.CapacityReservationId")
+	lt.MarketType = p.str(d + ".InstanceMarketOptions.MarketType")
 	for _, m := range p.members(d + ".TagSpecification") {
 		lt.TagSpecs[p.str(m+".ResourceType")] = p.tags(m + ".Tag")
 	}

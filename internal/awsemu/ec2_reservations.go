@@ -37,9 +37,9 @@ func (e *Emulator) toXMLReservationLocked(r *CapacityReservation) xmlCapacityRes
 	x := xmlCapacityReservation{
 		ID: r.ID, OwnerID: orDefault(r.OwnerID, e.cfg.AccountID), ARN: "arn:aws:ec2:" + e.cfg.Region + ":" + orDefault(r.OwnerID, e.cfg.AccountID) + ":capacity-reservation/" + r.ID,
 		ZoneID: e.zoneID(r.Zone), InstanceType: r.InstanceType, InstancePlatform: r.InstancePlatform, Zone: r.Zone,
-		Tenancy: r.Tenancy, TotalInstanceCount: r.TotalInstanceCount, AvailableInstanceCount: r.AvailableInstanceCount,
+		Tenancy: r.Tenancy, TotalInstanceCount: r.TotalInstanceCount, AvailableInstanceCount: e.availableLocked(r),
 		EBSOptimized: true, State: e.reservationStateLocked(r), StartDate: isoTime(r.StartDate), EndDateType: r.EndDateType,
-		InstanceMatchCriteria: r.InstanceMatchCriteria, CreateDate: isoTime(r.CreateDate), ReservationType: "default",
+		InstanceMatchCriteria: r.InstanceMatchCriteria, CreateDate: isoTime(r.CreateDate), ReservationType: r.ReservationType,
 		Tags: tagSet(r.Tags),
 	}
 	if r.EndDateType == EndLimited {
@@ -55,6 +55,7 @@ func (e *Emulator) toXMLReservationLocked(r *CapacityReservation) xmlCapacityRes
 func (e *Emulator) describeCapacityReservations(p params) (any, *APIError) {
 	ids := p.strings("CapacityReservationId")
 	e.mu.Lock()
+	e.advanceLocked()
 	var matched []xmlCapacityReservation
 	found := 0
 	for _, r := range e.sortedReservationsLocked() {

@@ -164,6 +164,7 @@ type Emulator struct {
 	eksClusters  map[string]EKSCluster           // name -> cluster (eks.go)
 	eksAccess    eksAccessState                  // access entries and Pod Identity associations (eks_access.go)
 	reservations map[string]*CapacityReservation // id -> reservation
+	blocks       map[string]*blockState          // block id -> what was done about it (blocks.go)
 	vcpuLimits   map[QuotaBucket]int             // bucket -> vCPU limit; absent is unlimited
 }
 
@@ -189,6 +190,7 @@ func New(cfg Config) *Emulator {
 		calls:     map[string]int{},
 
 		reservations: map[string]*CapacityReservation{},
+		blocks:       map[string]*blockState{},
 		vcpuLimits:   map[QuotaBucket]int{},
 	}
 	for b, n := range cfg.VCPULimits {

@@ -133,6 +133,7 @@ func TestRulePatternsMatchTheRealSamples(t *testing.T) {
 		"state-change-stopping.json":              `{"source":["aws.ec2"],"detail-type":["EC2 Instance State-change Notification"],"detail":{"state":["stopping","stopped","shutting-down","terminated"]}}`,
 		"health-scheduled-change-retirement.json": `{"source":["aws.health"],"detail-type":["AWS Health Event"],"detail":{"service":["EC2"],"eventTypeCategory":["scheduledChange"]}}`,
 		"capacity-reservation-interruption.json":  `{"source":["aws.ec2"],"detail-type":["EC2 Capacity Reservation Instance Interruption Warning"]}`,
+		"capacity-block-expiration-warning.json":  `{"source":["aws.ec2"],"detail-type":["Capacity Block Reservation Expiration Warning","Capacity Block Expiration Warning"]}`,
 		// The EventBridge User Guide's "Event patterns" example, on its own event.
 		"state-change-terminated.json": `{"source":["aws.ec2"],"detail-type":["EC2 Instance State-change Notification"],"detail":{"state":["terminated"]}}`,
 	}

@@ -28,7 +28,7 @@ type FleetOverride struct {
 // FleetRequest is an instant CreateFleet call in model terms.
 type FleetRequest struct {
 	ClientToken          string
-	CapacityType         string // DefaultTargetCapacityType: spot or on-demand
+	CapacityType         string // DefaultTargetCapacityType: spot, on-demand or capacity-block
 	TotalTargetCapacity  int
 	SpotStrategy         string // AllocationStrategy of SpotOptions
 	OnDemandStrategy     string // AllocationStrategy of OnDemandOptions
@@ -110,8 +110,8 @@ func (e *Emulator) validateFleetLocked(req FleetRequest) error {
 	if req.TotalTargetCapacity <= 0 {
 		return &APIError{"InvalidParameterValue", "TotalTargetCapacity must be positive"}
 	}
-	if req.CapacityType != CapacitySpot && req.CapacityType != CapacityOnDemand {
-		return &APIError{"InvalidParameterValue", "DefaultTargetCapacityType must be spot or on-demand"}
+	if req.CapacityType != CapacitySpot && req.CapacityType != CapacityOnDemand && req.CapacityType != CapacityBlock {
+		return &APIError{"InvalidParameterValue", "DefaultTargetCapacityType must be spot, on-demand or capacity-block"}
 	}
 	if len(req.Overrides) == 0 {
 		return &APIError{"InvalidParameterValue", "at least one launch template config is required"}

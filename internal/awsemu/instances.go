@@ -23,7 +23,7 @@ type Instance struct {
 	Zone           string
 	SubnetID       string
 	VpcID          string
-	CapacityType   string // CapacityOnDemand or CapacitySpot
+	CapacityType   string // CapacityOnDemand, CapacitySpot or CapacityBlock (its lifecycle)
 	ImageID        string
 	LaunchTemplate string // id of the template it was launched from
 	SecurityGroups []string
@@ -65,6 +65,7 @@ func cloneTags(t map[string]string) map[string]string {
 // advanceLocked moves every instance through the states its timers allow at now.
 func (e *Emulator) advanceLocked() {
 	now := e.clk.Now()
+	e.advanceBlocksLocked(now)
 	for _, id := range e.order {
 		e.advanceInstanceLocked(e.instances[id], now)
 	}

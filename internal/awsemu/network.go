@@ -71,6 +71,9 @@ type LaunchTemplate struct {
 	ReservationPreference string
 	// ReservationTarget is the Capacity Reservation the template targets, if any.
 	ReservationTarget string
+	// MarketType is InstanceMarketOptions.MarketType: spot, capacity-block,
+	// or empty.
+	MarketType string
 }
 
 // NetworkInterface is one network interface of a launch template.

@@ -50,6 +50,9 @@ type CapacityReservation struct {
 	// OwnerID is the account that owns the reservation: the emulator's own
 	// when empty, another for a reservation shared with it.
 	OwnerID string
+	// ReservationType is ReservationTypeDefault (when empty) or
+	// ReservationTypeCapacityBlock (blocks.go; AddCapacityBlock).
+	ReservationType string
 }
 
 // AddCapacityReservation adds a reservation, filling defaults, and returns its id.
@@ -65,6 +68,7 @@ func (e *Emulator) AddCapacityReservation(r CapacityReservation) string {
 	r.InstanceMatchCriteria = orDefault(r.InstanceMatchCriteria, MatchOpen)
 	r.State = orDefault(r.State, ReservationActive)
 	r.EndDateType = orDefault(r.EndDateType, EndUnlimited)
+	r.ReservationType = orDefault(r.ReservationType, ReservationTypeDefault)
 	if r.AvailableInstanceCount == 0 {
 		r.AvailableInstanceCount = r.TotalInstanceCount
 	}
@@ -84,6 +88,7 @@ func (e *Emulator) AddCapacityReservation(r CapacityReservation) string {
 func (e *Emulator) CapacityReservation(id string) (CapacityReservation, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.advanceLocked()
 	r, ok := e.reservations[id]
 	if !ok {
 		return CapacityReservation{}, false
@@ -108,6 +113,9 @@ func (e *Emulator) reservationStateLocked(r *CapacityReservation) string {
 	if r.State == ReservationActive && r.EndDateType == EndLimited && !e.clk.Now().Before(r.EndDate) {
 		return ReservationExpired
 	}
+	if r.State == ReservationActive && r.isBlock() && e.clk.Now().Before(r.StartDate) {
+		return ReservationScheduled
+	}
 	return r.State
 }
 
@@ -127,6 +135,13 @@ func (e *Emulator) sortedReservationsLocked() []*CapacityReservation {
 // have room), or with preference open an open matching one with room, or none.
 // It returns nil and no error when the launch uses the on-demand pool.
 func (e *Emulator) reservationForLocked(lc, zone string, o FleetOverride, lt *LaunchTemplate) (*CapacityReservation, *FleetError) {
+	if lc == CapacityBlock {
+		return e.blockForLocked(zone, o, lt)
+	}
+	if lt.MarketType == CapacityBlock {
+		return nil, fleetErr(o, lc, "InvalidParameterCombination",
+			"A launch template whose MarketType is capacity-block launches only from a capacity-block fleet.")
+	}
 	if lc != CapacityOnDemand {
 		if lt.ReservationTarget != "" {
 			return nil, fleetErr(o, lc, "InvalidParameterCombination", "Spot Instances cannot launch into a Capacity Reservation.")
@@ -138,6 +153,9 @@ func (e *Emulator) reservationForLocked(lc, zone string, o FleetOverride, lt *La
 		switch {
 		case !ok:
 			return nil, fleetErr(o, lc, "InvalidCapacityReservationId.NotFound", fmt.Sprintf("The Capacity Reservation ID '%s' does not exist.", id))
+		case r.isBlock():
+			return nil, fleetErr(o, lc, "InvalidParameterCombination", fmt.Sprintf(
+				"Capacity Block %s takes only launches whose market type is capacity-block.", id))
 		case r.InstanceType != o.InstanceType || r.Zone != zone:
 			return nil, fleetErr(o, lc, "InvalidParameterCombination", fmt.Sprintf(
 				"The instance type %s in %s does not match Capacity Reservation %s (%s in %s).", o.InstanceType, zone, id, r.InstanceType, r.Zone))

@@ -111,6 +111,9 @@ func startBed(t *testing.T, bin, work string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		if err := bed.CheckAllocatable(context.Background()); err != nil {
+			t.Error(err)
+		}
 		if err := bed.Stop(); err != nil {
 			t.Errorf("stopping the bed: %v", err)
 		}

@@ -33,6 +33,7 @@ func run(m *testing.M) int {
 	if shared.env != nil {
 		if err := shared.env.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "stopping the bed: %v\n", err)
+			code = max(code, 1)
 		}
 	}
 	if shared.dir != "" {

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"time"
 
 	"github.com/stowage-dev/stowage/controller/aws/iampolicy"
 	"github.com/stowage-dev/stowage/internal/awsemu"
@@ -160,12 +161,17 @@ const (
 	TerraformUserARN = "arn:aws:iam::123456789012:user/terraform"
 )
 
-// Stop stops the TLS server and the bed.
+// Stop stops the TLS server and the bed. A Node that registered another
+// allocatable than Stowage predicted is an error: no configuration tested
+// here should launch one.
 func (e *Env) Stop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	mismatches := e.Bed.CheckAllocatable(ctx)
 	if e.TLS != nil {
 		e.TLS.Close()
 	}
-	return e.Bed.Stop()
+	return errors.Join(mismatches, e.Bed.Stop())
 }
 
 // Values are the bed's coordinates, by the names the configurations'

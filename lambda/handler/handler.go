@@ -34,6 +34,9 @@ type NodeMarker interface {
 	// Mark marks the instance's Node and returns the outcome and the Node's
 	// name; an error is the API server's, and the event should come again.
 	Mark(ctx context.Context, instanceID string, m interruption.Mark) (marker.Result, string, error)
+	// MarkReservation marks every Node of a capacity reservation and
+	// returns, per Node, the outcome; errors as Mark's.
+	MarkReservation(ctx context.Context, reservationID string, m interruption.Mark) (map[string]marker.Result, error)
 }
 
 // Rebalance settings: what a rebalance recommendation does.

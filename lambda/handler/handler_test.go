@@ -21,8 +21,9 @@ import (
 )
 
 // TestEverySampleThroughTheSQSPath delivers each sample in testdata as a
-// one-record batch, with a Node for every instance the event names and one
-// for an instance it does not: a malformed record is the batch's only
+// one-record batch, with a Node for every instance the event names, two in
+// the capacity reservation it names, and one for an instance and one in a
+// reservation it does not: a malformed record is the batch's only
 // failure and writes nothing; an event asking for nothing writes nothing;
 // any other marks exactly the named Nodes, once, with the event's kind,
 // deadline and id.
@@ -36,9 +37,16 @@ func TestEverySampleThroughTheSQSPath(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			body := sample(t, name)
 			msg, parseErr := registry.New().Parse(body)
-			nodes := []*corev1.Node{nodeFor("i-0ddddddddddddddd0")}
+			nodes := []*corev1.Node{nodeFor("i-0ddddddddddddddd0"), inReservation(nodeFor("i-0eeeeeeeeeeeeeee0"), "cr-0eeeeeeeeeeeeeee0")}
 			for _, id := range msg.InstanceIDs {
 				nodes = append(nodes, nodeFor(id))
+			}
+			var inBlock []string // the Nodes of the reservation the event names
+			for _, id := range []string{"i-0bbbbbbbbbbbbbbb1", "i-0bbbbbbbbbbbbbbb2"} {
+				if msg.CapacityReservationID != "" {
+					n := inReservation(nodeFor(id), msg.CapacityReservationID)
+					nodes, inBlock = append(nodes, n), append(inBlock, n.Name)
+				}
 			}
 			e := newEnv(t, handler.Config{Rebalance: handler.RebalanceMark}, nodes...)
 			resp := e.h.HandleSQS(context.Background(), batch(body))
@@ -47,8 +55,8 @@ func TestEverySampleThroughTheSQSPath(t *testing.T) {
 			if got := failedIDs(resp); wantFailed != slices.Equal(got, []string{"m-0"}) || (!wantFailed && len(got) > 0) {
 				t.Fatalf("failures %v; the parse said %v", got, parseErr)
 			}
-			if e.writes("node-i-0ddddddddddddddd0") != 0 {
-				t.Error("the Node of an instance the event does not name was written")
+			if e.writes("node-i-0ddddddddddddddd0") != 0 || e.writes("node-i-0eeeeeeeeeeeeeee0") != 0 {
+				t.Error("the Node of an instance or reservation the event does not name was written")
 			}
 			if parseErr != nil || msg.Kind == "" {
 				for _, n := range nodes {
@@ -60,6 +68,9 @@ func TestEverySampleThroughTheSQSPath(t *testing.T) {
 			}
 			for _, id := range msg.InstanceIDs {
 				e.expectMark(nodeFor(id).Name, interruption.Mark{Kind: msg.Kind, Deadline: msg.Deadline, EventID: msg.EventID})
+			}
+			for _, name := range inBlock {
+				e.expectMark(name, interruption.Mark{Kind: msg.Kind, Deadline: msg.Deadline, EventID: msg.EventID})
 			}
 			if m := e.emf()[msg.Kind]; m[handler.MetricMarked] != 1 || m[handler.MetricReceived] != 1 {
 				t.Errorf("metrics for %s: %v, want one record received and marked", msg.Kind, m)

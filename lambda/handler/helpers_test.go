@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/lambda/handler"
 	"github.com/stowage-dev/stowage/lambda/marker"
 	"github.com/stowage-dev/stowage/lambda/messages/registry"
@@ -120,6 +121,12 @@ func nodeFor(instanceID string) *corev1.Node {
 		ObjectMeta: metav1.ObjectMeta{Name: "node-" + instanceID, Labels: map[string]string{}},
 		Spec:       corev1.NodeSpec{ProviderID: "aws:///us-east-1a/" + instanceID},
 	}
+}
+
+// inReservation labels a Node as Stowage labels one launched into a capacity reservation.
+func inReservation(n *corev1.Node, reservationID string) *corev1.Node {
+	n.Labels[v1alpha1.LabelCapacityReservationID] = reservationID
+	return n
 }
 
 func sample(t *testing.T, name string) []byte {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -77,6 +79,9 @@ func (h *Handler) mark(ctx context.Context, log hclog.Logger, msg messages.Messa
 		deadline = msg.Deadline.Format(time.RFC3339)
 	}
 	log = log.With("kind", msg.Kind, "deadline", deadline)
+	if msg.CapacityReservationID != "" {
+		return h.markReservation(ctx, log, msg, mark)
+	}
 	out := outcome{kind: msg.Kind, result: resultIgnored}
 	for _, id := range msg.InstanceIDs {
 		res, node, err := h.marker.Mark(ctx, id, mark)
@@ -90,6 +95,29 @@ func (h *Handler) mark(ctx context.Context, log hclog.Logger, msg messages.Messa
 			continue
 		}
 		log.Info("node left as it was", "instance_id", id, "node", node, "reason", res.String())
+	}
+	return out
+}
+
+// markReservation marks the Nodes of the reservation the message names.
+func (h *Handler) markReservation(ctx context.Context, log hclog.Logger, msg messages.Message, mark interruption.Mark) outcome {
+	log = log.With("capacity_reservation", msg.CapacityReservationID)
+	results, err := h.marker.MarkReservation(ctx, msg.CapacityReservationID, mark)
+	if err != nil {
+		log.Error("marking failed", "error", err.Error())
+		return outcome{kind: msg.Kind, result: resultFailed, err: err}
+	}
+	out := outcome{kind: msg.Kind, result: resultIgnored}
+	for _, node := range slices.Sorted(maps.Keys(results)) {
+		if results[node] == marker.Marked {
+			out.result = resultMarked
+			log.Info("node marked", "node", node)
+			continue
+		}
+		log.Info("node left as it was", "node", node, "reason", results[node].String())
+	}
+	if len(results) == 0 {
+		log.Info("no node runs in the reservation")
 	}
 	return out
 }

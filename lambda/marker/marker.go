@@ -3,6 +3,10 @@
 // controller-runtime client: read the Node, mark it, update it with its
 // resourceVersion, and read it again after a conflict.
 //
+// A Capacity Block's warning names the block, not its instances: its Nodes
+// are found by the label Stowage puts on a node launched into a reservation
+// (MarkReservation), listed live.
+//
 // Nodes are found by provider id (aws:///<zone>/<instance id>) through an
 // index of instance id -> Node name that lives as long as the Lambda's
 // container. The index is only a guess: every hit is read live and checked,
@@ -21,6 +25,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/interruption"
 )
 
@@ -219,4 +224,66 @@ func InstanceID(providerID string) string {
 		return ""
 	}
 	return id
+}
+
+// MarkReservation marks every Node labelled with the capacity reservation
+// (v1alpha1.LabelCapacityReservationID) and returns, per Node name, what came
+// of it; no Node is no error (the block's nodes may have left it already).
+// Errors are the API server's.
+func (m *Marker) MarkReservation(ctx context.Context, reservationID string, mark interruption.Mark) (map[string]Result, error) {
+	out := map[string]Result{}
+	opts := []client.ListOption{client.MatchingLabels{v1alpha1.LabelCapacityReservationID: reservationID}, client.Limit(listPage)}
+	for {
+		list := &corev1.NodeList{}
+		if err := m.kube.List(ctx, list, opts...); err != nil {
+			return out, fmt.Errorf("listing the nodes of capacity reservation %s: %w", reservationID, err)
+		}
+		for i := range list.Items {
+			res, err := m.markListed(ctx, &list.Items[i], reservationID, mark)
+			if err != nil {
+				return out, err
+			}
+			out[list.Items[i].Name] = res
+		}
+		if list.Continue == "" {
+			return out, nil
+		}
+		opts = []client.ListOption{client.MatchingLabels{v1alpha1.LabelCapacityReservationID: reservationID},
+			client.Limit(listPage), client.Continue(list.Continue)}
+	}
+}
+
+// markListed marks one listed Node of a reservation, reading it again after
+// a conflict; a Node gone or no longer in the reservation is NoNode.
+func (m *Marker) markListed(ctx context.Context, node *corev1.Node, reservationID string, mark interruption.Mark) (Result, error) {
+	name, result := node.Name, Unchanged
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if node == nil {
+			node = &corev1.Node{}
+			if err := m.kube.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+				return err
+			}
+			if node.Labels[v1alpha1.LabelCapacityReservationID] != reservationID {
+				result = NoNode
+				return nil
+			}
+		}
+		if !interruption.MarkNode(node, mark) {
+			result = Unchanged
+			return nil
+		}
+		if err := m.kube.Update(ctx, node); err != nil {
+			node = nil
+			return err
+		}
+		result = Marked
+		return nil
+	})
+	switch {
+	case apierrors.IsNotFound(err):
+		return NoNode, nil
+	case err != nil:
+		return 0, fmt.Errorf("marking node %s of capacity reservation %s: %w", name, reservationID, err)
+	}
+	return result, nil
 }

@@ -45,6 +45,11 @@ type Message struct {
 	// InstanceIDs are the instances whose Nodes are marked: one for EC2
 	// events, every affected instance of an AWS Health event.
 	InstanceIDs []string
+	// CapacityReservationID, when set, names a capacity reservation whose
+	// Nodes are all marked (those labelled stowage.dev/capacity-reservation-id
+	// with it): a Capacity Block's expiration warning names the block, not
+	// its instances.
+	CapacityReservationID string
 	// Reason says, for a Message without a kind, why nothing is done.
 	Reason string
 }

@@ -31,10 +31,14 @@ module "pools" {
   node_role    = "StowageNodeRole-prod"
   zones        = ["us-east-1a", "us-east-1b", "us-east-1c"]
   tags         = { team = "platform" }
+  gpu_inference = {
+    min_nodes = 1
+  }
   gpu_training = {
     enabled                   = true
     capacity_reservation_ids  = ["cr-0123456789abcdef0"]
     capacity_reservation_tags = { purpose = "training" }
+    capacity_block_lead_time  = "90m"
   }
 }
 
@@ -171,6 +175,15 @@ func checkSeedPattern(t *testing.T, e *env) {
 	if got := requirementValues(training, "stowage.dev/capacity-type"); !slices.Equal(got, []string{"reserved"}) {
 		t.Errorf("gpu-training capacity types %v, want reserved", got)
 	}
+	if n := nested[int64](gpu, "spec", "minNodes"); n != 1 {
+		t.Errorf("gpu-inference minNodes %d, want the module's min_nodes 1", n)
+	}
+	if lead := nested[string](training, "spec", "capacityBlockLeadTime"); lead != "1h30m0s" && lead != "90m" {
+		t.Errorf("gpu-training capacityBlockLeadTime %q, want the module's 90m", lead)
+	}
+	if _, set := nested[map[string]any](e.get(t, "nodepools", "web-spot"), "spec")["minNodes"]; set {
+		t.Error("web-spot has a minNodes: a pool without min_nodes has no floor")
+	}
 	terms := nestedSlice(e.get(t, "nodeclasses", "gpu-training"), "spec", "capacityReservationSelectorTerms")
 	if len(terms) != 2 {
 		t.Errorf("gpu-training's class selects reservations by %v; want the id and the tags", terms)
@@ -227,6 +240,8 @@ func TestNodePoolsModuleRefusesBadInputs(t *testing.T) {
 		`batch = { consolidation_policy = "Balanced" }`:                   "batch.consolidation_policy must be WhenEmpty or WhenEmptyOrUnderutilized",
 		`web = { budget = "ten percent" }`:                                "web.budget and web.business_hours_budget must be node counts",
 		`gpu_inference = { business_hours_reasons = ["Consolidation"] }`:  "gpu_inference.business_hours_reasons must be among",
+		`gpu_inference = { min_nodes = 1.5 }`:                             "gpu_inference.min_nodes must be a whole number of nodes",
+		`gpu_training = { capacity_block_lead_time = "an hour" }`:         "gpu_training.capacity_block_lead_time must be a duration",
 		`zones = ["east"]`:       "zones must be availability zone names",
 		`name_prefix = "Team_A"`: "name_prefix must be empty or up to 32 lower-case letters",
 	}

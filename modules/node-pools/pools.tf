@@ -97,6 +97,8 @@ resource "stowage_node_pool" "gpu_inference" {
   expire_after             = var.gpu_inference.expire_after
   allow_destroy_with_nodes = var.allow_destroy_with_nodes
   adopt_existing           = var.adopt_existing
+  min_nodes                = var.gpu_inference.min_nodes > 0 ? var.gpu_inference.min_nodes : null
+  capacity_block_lead_time = var.gpu_inference.capacity_block_lead_time
 
   node_class_ref {
     name = stowage_node_class.gpu[0].name
@@ -144,6 +146,8 @@ resource "stowage_node_pool" "gpu_training" {
   expire_after             = "Never"
   allow_destroy_with_nodes = var.allow_destroy_with_nodes
   adopt_existing           = var.adopt_existing
+  min_nodes                = var.gpu_training.min_nodes > 0 ? var.gpu_training.min_nodes : null
+  capacity_block_lead_time = var.gpu_training.capacity_block_lead_time
 
   node_class_ref {
     name = stowage_node_class.gpu_training[0].name

@@ -174,26 +174,38 @@ variable "gpu_inference" {
   description = <<-EOT
     The GPU inference class (`gpu-inference`): diversified GPU types of comparable shape so that a shortage of one
     falls back to the next, at least `min_types` of them kept open, tainted for GPU workloads, and consolidated only
-    when empty (`WhenEmpty`) so that warm, model-loaded nodes are not moved.
+    when empty (`WhenEmpty`) so that warm, model-loaded nodes are not moved. `min_nodes` keeps that many nodes whatever
+    the load (a floor consolidation never goes below); `capacity_block_lead_time` is how long before a Capacity Block's
+    end its nodes move off it (when `capacity_types` includes `reserved`).
   EOT
   type = object({
-    enabled                = optional(bool, true)
-    instance_types         = optional(list(string), ["g5.12xlarge", "g5.24xlarge", "g6.12xlarge"])
-    min_types              = optional(number, 2)
-    capacity_types         = optional(list(string), ["on-demand"])
-    weight                 = optional(number, 50)
-    limits                 = optional(map(string), { "nvidia.com/gpu" = "64" })
-    labels                 = optional(map(string), { tier = "inference" })
-    taint                  = optional(object({ key = string, value = optional(string), effect = string }), { key = "nvidia.com/gpu", value = "true", effect = "NoSchedule" })
-    root_volume_size       = optional(string, "200Gi")
-    consolidate_after      = optional(string, "10m")
-    expire_after           = optional(string, "720h")
-    budget                 = optional(string, "10%")
-    business_hours_budget  = optional(string, "0")
-    business_hours_reasons = optional(list(string), ["Empty", "Drifted"])
+    enabled                  = optional(bool, true)
+    instance_types           = optional(list(string), ["g5.12xlarge", "g5.24xlarge", "g6.12xlarge"])
+    min_types                = optional(number, 2)
+    capacity_types           = optional(list(string), ["on-demand"])
+    weight                   = optional(number, 50)
+    limits                   = optional(map(string), { "nvidia.com/gpu" = "64" })
+    labels                   = optional(map(string), { tier = "inference" })
+    taint                    = optional(object({ key = string, value = optional(string), effect = string }), { key = "nvidia.com/gpu", value = "true", effect = "NoSchedule" })
+    root_volume_size         = optional(string, "200Gi")
+    consolidate_after        = optional(string, "10m")
+    expire_after             = optional(string, "720h")
+    budget                   = optional(string, "10%")
+    business_hours_budget    = optional(string, "0")
+    business_hours_reasons   = optional(list(string), ["Empty", "Drifted"])
+    min_nodes                = optional(number, 0)
+    capacity_block_lead_time = optional(string, "60m")
   })
   default  = {}
   nullable = false
+  validation {
+    condition     = var.gpu_inference.min_nodes >= 0 && var.gpu_inference.min_nodes <= 1000 && floor(var.gpu_inference.min_nodes) == var.gpu_inference.min_nodes
+    error_message = "gpu_inference.min_nodes must be a whole number of nodes from 0 to 1000: the pool keeps that many whatever the load."
+  }
+  validation {
+    condition     = can(regex("^([0-9]+h)?([0-9]+m)?$", var.gpu_inference.capacity_block_lead_time)) && var.gpu_inference.capacity_block_lead_time != ""
+    error_message = "gpu_inference.capacity_block_lead_time must be a duration in hours and minutes such as \"60m\" or \"1h30m\" (at least 30m: EC2 terminates a Capacity Block's instances 30 minutes before its end)."
+  }
   validation {
     condition     = length(var.gpu_inference.instance_types) >= 2 && var.gpu_inference.min_types >= 1 && var.gpu_inference.min_types <= length(var.gpu_inference.instance_types)
     error_message = "gpu_inference.instance_types must list at least two types (say g5.12xlarge, g5.24xlarge, g6.12xlarge) and gpu_inference.min_types be from 1 to their number: one GPU type is the shortage this pool exists to survive."
@@ -221,7 +233,9 @@ variable "gpu_training" {
     The GPU training class (`gpu-training`): nodes launched into On-Demand Capacity Reservations or Capacity Blocks
     (capacity type `reserved`), selected by id or by tags, for the guaranteed floor that training runs need. Off by
     default; enabling it needs `capacity_reservation_ids` or `capacity_reservation_tags`. Nodes never expire and are
-    removed only when empty, one at a time.
+    removed only when empty, one at a time. `min_nodes` keeps that many nodes whatever the load;
+    `capacity_block_lead_time` is how long before a block's end its nodes are replaced and drained (at least 30m, when
+    EC2 starts terminating them).
   EOT
   type = object({
     enabled                   = optional(bool, false)
@@ -238,9 +252,19 @@ variable "gpu_training" {
     budget                    = optional(string, "1")
     business_hours_budget     = optional(string, "0")
     business_hours_reasons    = optional(list(string), ["Empty", "Drifted"])
+    min_nodes                 = optional(number, 0)
+    capacity_block_lead_time  = optional(string, "60m")
   })
   default  = {}
   nullable = false
+  validation {
+    condition     = var.gpu_training.min_nodes >= 0 && var.gpu_training.min_nodes <= 1000 && floor(var.gpu_training.min_nodes) == var.gpu_training.min_nodes
+    error_message = "gpu_training.min_nodes must be a whole number of nodes from 0 to 1000: the pool keeps that many whatever the load."
+  }
+  validation {
+    condition     = can(regex("^([0-9]+h)?([0-9]+m)?$", var.gpu_training.capacity_block_lead_time)) && var.gpu_training.capacity_block_lead_time != ""
+    error_message = "gpu_training.capacity_block_lead_time must be a duration in hours and minutes such as \"60m\" or \"1h30m\" (at least 30m: EC2 terminates a Capacity Block's instances 30 minutes before its end)."
+  }
   validation {
     condition     = !var.gpu_training.enabled || length(var.gpu_training.capacity_reservation_ids) > 0 || length(var.gpu_training.capacity_reservation_tags) > 0
     error_message = "gpu_training.enabled needs the reservations to launch into: set gpu_training.capacity_reservation_ids (cr-...) or gpu_training.capacity_reservation_tags."

@@ -109,6 +109,8 @@ var validCases = []admissionCase{
 		taints: [{key: dedicated, value: gpu, effect: NoSchedule}, {key: example.com/soft, effect: PreferNoSchedule}],
 		startupTaints: [{key: nvidia.com/gpu-driver, effect: NoExecute}]}}}}`},
 	{name: "weight bounds", base: basePool, patch: `{spec: {weight: 1}}`},
+	{name: "a floor within the nodes limit", base: basePool, patch: `{spec: {minNodes: 2, capacityBlockLeadTime: 45m, limits: {nodes: "2"}}}`},
+	{name: "a floor with an integer nodes limit", base: basePool, patch: `{spec: {minNodes: 3, limits: {nodes: 10, cpu: "100"}}}`},
 	{name: "durations in Go syntax and Never", base: basePool, patch: `{spec: {
 		disruption: {consolidationPolicy: WhenEmpty, consolidateAfter: 1m30s},
 		template: {spec: {expireAfter: Never, terminationGracePeriod: 48h0m0.5s}}}}`},
@@ -254,6 +256,11 @@ var invalidCases = []admissionCase{
 	// Weight, limits, durations.
 	{name: "weight zero", base: basePool, patch: `{spec: {weight: 0}}`, field: "spec.weight", msg: "greater than or equal to 1"},
 	{name: "weight above 100", base: basePool, patch: `{spec: {weight: 101}}`, field: "spec.weight", msg: "less than or equal to 100"},
+	{name: "a negative floor", base: basePool, patch: `{spec: {minNodes: -1}}`, field: "spec.minNodes", msg: "greater than or equal to 0"},
+	{name: "a block lead time under EC2's 30 minutes", base: basePool, patch: `{spec: {capacityBlockLeadTime: 20m}}`,
+		field: "spec.capacityBlockLeadTime", msg: "at least 30m"},
+	{name: "a block lead time in words", base: basePool, patch: `{spec: {capacityBlockLeadTime: an hour}}`,
+		field: "spec.capacityBlockLeadTime", msg: "at least 30m"},
 	{name: "negative limit", base: basePool, patch: `{spec: {limits: {cpu: "-1"}}}`, field: "spec.limits", msg: "limits must not be negative"},
 	{name: "negative integer limit", base: basePool, patch: `{spec: {limits: {cpu: -4}}}`, field: "spec.limits", msg: "limits must not be negative"},
 	{name: "limit not a quantity", base: basePool, patch: `{spec: {limits: {memory: lots}}}`, field: "spec.limits.memory", msg: "should match"},
@@ -404,6 +411,10 @@ var validateOnlyCases = []admissionCase{
 	{name: "minValues counting a value listed twice", base: basePool, patch: reqs(`{key: stowage.dev/instance-family, operator: In, values: [c6i, c6i], minValues: 2}`),
 		field: poolReq0 + ".minValues"},
 	{name: "expireAfter beyond Go's range", base: basePool, patch: `{spec: {template: {spec: {expireAfter: 9999999h}}}}`},
+	// A rule comparing minNodes with a limit, a quantity of any length, would
+	// exceed the API server's CEL cost budget.
+	{name: "a floor above the nodes limit", base: basePool, patch: `{spec: {minNodes: 3, limits: {nodes: "2"}}}`, field: "spec.minNodes"},
+	{name: "a floor above an integer nodes limit", base: basePool, patch: `{spec: {minNodes: 3, limits: {nodes: 1}}}`, field: "spec.minNodes"},
 }
 
 // karpenterRejections are the adapted Karpenter manifests (testdata/karpenter-v1,

@@ -1,6 +1,9 @@
 package v1alpha1
 
-import "k8s.io/utils/ptr"
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
 
 // Defaults applied to every object before it is validated or used. The CRD schema
 // carries the same values as +kubebuilder:default markers where it can.
@@ -32,6 +35,9 @@ func (in *NodePool) SetDefaults() {
 	}
 	if ref := spec.Template.Spec.NodeClassRef; ref != nil {
 		ref.SetDefaults()
+	}
+	if spec.CapacityBlockLeadTime == nil {
+		spec.CapacityBlockLeadTime = &metav1.Duration{Duration: DefaultCapacityBlockLeadTime}
 	}
 }
 

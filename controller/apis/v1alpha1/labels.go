@@ -29,6 +29,21 @@ const (
 	LabelInstanceAcceleratorName         = Group + "/instance-accelerator-name"
 	LabelInstanceAcceleratorManufacturer = Group + "/instance-accelerator-manufacturer"
 	LabelInstanceAcceleratorCount        = Group + "/instance-accelerator-count"
+
+	// LabelCapacityReservationID and LabelCapacityReservationType are put on
+	// a node launched into a capacity reservation: its id, and its type
+	// (CapacityReservationTypeDefault or CapacityReservationTypeCapacityBlock).
+	// They are not requirement keys: every reserved offering is one
+	// reservation, and pools choose reservations through their NodeClass.
+	LabelCapacityReservationID   = Group + "/capacity-reservation-id"
+	LabelCapacityReservationType = Group + "/capacity-reservation-type"
+)
+
+// Capacity reservation types, as EC2 names them: an On-Demand Capacity
+// Reservation, or a Capacity Block for ML (fixed start and end).
+const (
+	CapacityReservationTypeDefault       = "default"
+	CapacityReservationTypeCapacityBlock = "capacity-block"
 )
 
 // Capacity types a NodePool may allow through LabelCapacityType.
@@ -54,6 +69,10 @@ const (
 	// AnnotationDisruptionCommand names, on a NodeClaim launched to replace
 	// disrupted nodes, the disruption command that launched it.
 	AnnotationDisruptionCommand = Group + "/disruption-command"
+	// AnnotationCapacityReservationEnd is, on a NodeClaim launched into a
+	// capacity reservation that ends (a Capacity Block), the reservation's
+	// end as EC2 reported it at launch, in RFC 3339.
+	AnnotationCapacityReservationEnd = Group + "/capacity-reservation-end"
 	// AnnotationReplacedInstanceTypes lists, on such a NodeClaim, the instance
 	// types of the nodes it replaced and of those they had replaced in turn
 	// (comma-separated): consolidation never replaces it with one of them.
@@ -107,6 +126,12 @@ const (
 	// Reservation Instance Interruption Warning; the owner of an interruptible
 	// capacity reservation is taking its capacity back, about two minutes later.
 	InterruptionKindCapacityReservationInterruption = "capacity-reservation-interruption"
+	// InterruptionKindCapacityBlockExpiration: the Capacity Block the
+	// instance runs in is ending (EC2's Capacity Block Reservation
+	// Expiration Warning, 40 minutes before the end, or the pool's
+	// capacityBlockLeadTime before it); EC2 terminates the instance 30
+	// minutes before the end.
+	InterruptionKindCapacityBlockExpiration = "capacity-block-expiration"
 )
 
 // InterruptionKinds lists every value of AnnotationInterruptionKind.
@@ -117,6 +142,7 @@ var InterruptionKinds = []string{
 	InterruptionKindInstanceStopping,
 	InterruptionKindInstanceTerminating,
 	InterruptionKindCapacityReservationInterruption,
+	InterruptionKindCapacityBlockExpiration,
 }
 
 // DisruptedNoScheduleTaint is put on a node before it is drained.

@@ -84,8 +84,8 @@ type NodeClassSpec struct {
 	// +kubebuilder:validation:Enum=RAID0
 	InstanceStorePolicy *string `json:"instanceStorePolicy,omitempty"`
 	// CapacityReservationSelectorTerms select the On-Demand Capacity
-	// Reservations the nodes may launch into (capacity type reserved); none
-	// when empty, whatever reservations the account has.
+	// Reservations and Capacity Blocks the nodes may launch into (capacity
+	// type reserved); none when empty, whatever reservations the account has.
 	// +optional
 	// +kubebuilder:validation:MaxItems=30
 	CapacityReservationSelectorTerms []CapacityReservationSelectorTerm `json:"capacityReservationSelectorTerms,omitempty"`
@@ -374,6 +374,19 @@ type CapacityReservation struct {
 	OwnerID string `json:"ownerID,omitempty"`
 	// +optional
 	InstanceMatchCriteria string `json:"instanceMatchCriteria,omitempty"`
+	// ReservationType is default (an On-Demand Capacity Reservation) or
+	// capacity-block (a Capacity Block for ML, used only between its start
+	// and its end less the pool's capacityBlockLeadTime).
+	// +optional
+	ReservationType string `json:"reservationType,omitempty"`
+	// State is EC2's: active, or scheduled for a block not started yet.
+	// +optional
+	State string `json:"state,omitempty"`
+	// StartTime and EndTime bound a reservation that ends (every block).
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// +optional
+	EndTime *metav1.Time `json:"endTime,omitempty"`
 }
 
 // AMI is a resolved image with the requirements (architecture, GPU variant) it serves.

@@ -44,6 +44,9 @@ type NodePoolSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	Weight *int32 `json:"weight,omitempty"`
+	// Floor keeps a minimum of the pool's capacity whatever the load
+	// (floor.go).
+	Floor `json:",inline"`
 }
 
 // NodeClaimTemplate is the part of a NodeClaim a pool fixes.

@@ -28,6 +28,7 @@ func (in *NodePool) Validate() field.ErrorList {
 	errs = append(errs, validateNodeClassRef(tmpl.Child("spec", "nodeClassRef"), in.Spec.Template.Spec.NodeClassRef)...)
 	errs = append(errs, validateDisruption(spec.Child("disruption"), &in.Spec.Disruption)...)
 	errs = append(errs, validateResourceList(spec.Child("limits"), in.Spec.Limits)...)
+	errs = append(errs, in.validateFloor(spec)...)
 	if w := in.Spec.Weight; w != nil && (*w < 1 || *w > 100) {
 		errs = append(errs, field.Invalid(spec.Child("weight"), *w, "must be between 1 and 100; leave it unset for the lowest priority"))
 	}

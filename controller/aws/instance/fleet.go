@@ -33,10 +33,15 @@ type Override struct {
 type LaunchRequest struct {
 	Claim string
 	// CapacityType is reserved, spot or on-demand; a reserved fleet is an
-	// on-demand fleet whose templates target capacity reservations.
+	// on-demand fleet whose templates target capacity reservations, or, with
+	// CapacityBlock, a capacity-block fleet whose templates target blocks.
 	CapacityType string
-	Overrides    []Override // ranked, cheapest first, at most one per (instance type, subnet)
-	Tags         map[string]string
+	// CapacityBlock launches into Capacity Blocks: the fleet's
+	// DefaultTargetCapacityType is capacity-block (and no override is
+	// anything else, since EC2 never falls back from a block to On-Demand).
+	CapacityBlock bool
+	Overrides     []Override // ranked, cheapest first, at most one per (instance type, subnet)
+	Tags          map[string]string
 }
 
 // Launch makes one CreateFleet call. It returns the instance started, or nil,
@@ -142,6 +147,9 @@ func (p *Provider) fleetInput(req LaunchRequest) *ec2.CreateFleetInput {
 	var order []string
 	var fp strings.Builder
 	fmt.Fprintf(&fp, "%s#%d", req.CapacityType, p.unfilled.count(req.Claim))
+	if req.CapacityBlock {
+		fp.WriteString("/capacity-block")
+	}
 	for i, o := range req.Overrides {
 		if _, ok := byTemplate[o.LaunchTemplate]; !ok {
 			order = append(order, o.LaunchTemplate)
@@ -167,6 +175,10 @@ func (p *Provider) fleetInput(req LaunchRequest) *ec2.CreateFleetInput {
 		TagSpecifications: tagSpecs(req.Tags),
 	}
 	setMarketOptions(in, req.CapacityType)
+	if req.CapacityBlock {
+		in.TargetCapacitySpecification.DefaultTargetCapacityType = ec2types.DefaultTargetCapacityTypeCapacityBlock
+		in.OnDemandOptions = nil
+	}
 	return in
 }
 

@@ -175,7 +175,7 @@ func fromEC2(i *ec2types.Instance) *Instance {
 	switch {
 	case i.InstanceLifecycle == ec2types.InstanceLifecycleTypeSpot:
 		in.CapacityType = v1alpha1.CapacityTypeSpot
-	case i.CapacityReservationId != nil:
+	case i.CapacityReservationId != nil || i.InstanceLifecycle == ec2types.InstanceLifecycleTypeCapacityBlock:
 		in.CapacityType, in.ReservationID = v1alpha1.CapacityTypeReserved, aws.ToString(i.CapacityReservationId)
 	}
 	for _, g := range i.SecurityGroups {

@@ -175,9 +175,10 @@ func (p *Provider) offerings(info catalogue.Info, typeZones []string, q Query) c
 }
 
 // reserved lists one offering per capacity reservation of the type that the
-// class selects, in its zones. Its price is 0: a reservation is paid for
-// whether or not an instance runs in it, so launching into it costs nothing
-// more.
+// class selects, in its zones. Its price is 0: a reservation (a Capacity
+// Block too) is paid for whether or not an instance runs in it, so launching
+// into it costs nothing more. A block carries its window, which the solver
+// narrows by the pool's lead time; one not started yet has no room.
 func (p *Provider) reserved(name string, q Query) cloudprovider.Offerings {
 	var ofs cloudprovider.Offerings
 	for _, r := range p.reservations.ForType(name) {
@@ -186,7 +187,10 @@ func (p *Provider) reserved(name string, q Query) cloudprovider.Offerings {
 		}
 		o := p.offering(name, r.Zone, v1alpha1.CapacityTypeReserved, 0)
 		o.Available = o.Available && r.Available > 0
-		o.ReservationID, o.ReservationCapacity = r.ID, r.Available
+		o.ReservationID, o.ReservationCapacity, o.ReservationType = r.ID, r.Available, r.Type
+		if !r.End.IsZero() {
+			o.ReservationStart, o.ReservationEnd = r.Start, r.End
+		}
 		ofs = append(ofs, o)
 	}
 	return ofs

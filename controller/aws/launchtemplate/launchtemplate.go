@@ -49,6 +49,9 @@ type Config struct {
 	// offerings); without it the template opts out of open reservations, so that
 	// a spot or on-demand launch never silently takes reserved capacity.
 	CapacityReservationID string
+	// CapacityBlock says the reservation is a Capacity Block: launches into
+	// it need the market type capacity-block.
+	CapacityBlock bool
 }
 
 // hash is stable for equal configurations.
@@ -167,6 +170,9 @@ func Data(cfg Config) *ec2types.RequestLaunchTemplateData {
 	if cfg.CapacityReservationID != "" {
 		d.CapacityReservationSpecification = &ec2types.LaunchTemplateCapacityReservationSpecificationRequest{
 			CapacityReservationTarget: &ec2types.CapacityReservationTarget{CapacityReservationId: aws.String(cfg.CapacityReservationID)}}
+	}
+	if cfg.CapacityBlock {
+		d.InstanceMarketOptions = &ec2types.LaunchTemplateInstanceMarketOptionsRequest{MarketType: ec2types.MarketTypeCapacityBlock}
 	}
 	return d
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -14,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/controller/capacitybuffer"
 	"github.com/stowage-dev/stowage/controller/catalogue"
 	"github.com/stowage-dev/stowage/controller/manifest"
 	"github.com/stowage-dev/stowage/controller/options"
@@ -71,53 +73,60 @@ func runSchedule(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "stowage schedule: --snapshot is required: name a YAML file, e.g. --snapshot examples/2am-spike/snapshot.yaml")
 		return 2
 	}
-	snap, err := loadSnapshot(f, stderr)
+	snap, buffers, err := loadSnapshot(f, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "stowage schedule: %v\n", err)
 		return 1
 	}
-	results := scheduler.Solve(snap, scheduler.Options{Preferences: f.preferences, NoKarpenterLabels: !f.karpenterLabels})
+	// As the provisioner decides: the buffers' room and the pools' floors too.
+	results := scheduler.Solve(snap, scheduler.Options{Preferences: f.preferences, NoKarpenterLabels: !f.karpenterLabels, FillFloors: true})
 	if f.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(newDecisionJSON(results)); err != nil {
+		if err := enc.Encode(newDecisionJSON(results, buffers)); err != nil {
 			fmt.Fprintf(stderr, "stowage schedule: writing JSON: %v\n", err)
 			return 1
 		}
 		return 0
 	}
 	printDecision(stdout, results)
+	printBuffers(stdout, results, buffers)
 	return 0
 }
 
-func loadSnapshot(f scheduleFlags, stderr io.Writer) (*scheduler.Snapshot, error) {
+func loadSnapshot(f scheduleFlags, stderr io.Writer) (*scheduler.Snapshot, []capacitybuffer.Outcome, error) {
 	infos := catalogue.Builtin()
 	if f.catalogue != "" {
 		data, err := os.ReadFile(f.catalogue)
 		if err != nil {
-			return nil, fmt.Errorf("reading --catalogue: %w", err)
+			return nil, nil, fmt.Errorf("reading --catalogue: %w", err)
 		}
 		if infos, err = catalogue.Parse(string(data)); err != nil {
-			return nil, fmt.Errorf("--catalogue %s: %w", f.catalogue, err)
+			return nil, nil, fmt.Errorf("--catalogue %s: %w", f.catalogue, err)
 		}
 	}
 	file, err := os.Open(f.snapshot)
 	if err != nil {
-		return nil, fmt.Errorf("opening --snapshot: %w", err)
+		return nil, nil, fmt.Errorf("opening --snapshot: %w", err)
 	}
 	defer file.Close()
 	objs, err := snapshotfile.Read(file)
 	if err != nil {
-		return nil, fileError(f.snapshot, err)
+		return nil, nil, fileError(f.snapshot, err)
 	}
 	printWarnings(stderr, f.snapshot, objs.Warnings)
 	snap := objs.Snapshot(snapshotfile.Options{Infos: infos, Defaults: catalogue.DefaultOptions(), Unavailable: f.unavailable})
+	buffers, err := objs.Buffers(context.Background())
+	if err != nil {
+		return nil, nil, fileError(f.snapshot, err)
+	}
+	snap.Bookings = capacitybuffer.Bookings(buffers)
 	for _, u := range f.unavailable {
 		if !offered(snap, u) {
-			return nil, fmt.Errorf("--unavailable %s:%s: no pool offers %s in %s; check the instance type and the zone", u.InstanceType, u.Zone, u.InstanceType, u.Zone)
+			return nil, nil, fmt.Errorf("--unavailable %s:%s: no pool offers %s in %s; check the instance type and the zone", u.InstanceType, u.Zone, u.InstanceType, u.Zone)
 		}
 	}
-	return snap, nil
+	return snap, buffers, nil
 }
 
 // fileError names the file in err: on every line-numbered error it holds
@@ -150,6 +159,7 @@ type decisionJSON struct {
 	NodeClaims    []nodeClaimJSON     `json:"nodeClaims"`
 	Existing      []placementJSON     `json:"existing"`
 	Unschedulable []unschedulableJSON `json:"unschedulable"`
+	Buffers       []bufferJSON        `json:"buffers"`
 	Totals        totalsJSON          `json:"totals"`
 }
 
@@ -185,8 +195,9 @@ type totalsJSON struct {
 
 func podName(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
 
-func newDecisionJSON(r *scheduler.Results) decisionJSON {
-	d := decisionJSON{NodeClaims: []nodeClaimJSON{}, Existing: []placementJSON{}, Unschedulable: []unschedulableJSON{}}
+func newDecisionJSON(r *scheduler.Results, buffers []capacitybuffer.Outcome) decisionJSON {
+	d := decisionJSON{NodeClaims: []nodeClaimJSON{}, Existing: []placementJSON{}, Unschedulable: []unschedulableJSON{},
+		Buffers: buffersJSON(r, buffers)}
 	for _, nc := range r.NewNodeClaims {
 		j := nodeClaimJSON{Name: nc.Name, NodePool: nc.NodePool, Zone: nc.Offering.Zone, CapacityType: nc.Offering.CapacityType,
 			Zones: claimZones(nc), PricePerHour: nc.Price(), Requests: nc.Requests.List()}

@@ -42,7 +42,17 @@ type decision struct {
 	} `json:"nodeClaims"`
 	Existing      []struct{ Pod, Node string }   `json:"existing"`
 	Unschedulable []struct{ Pod, Reason string } `json:"unschedulable"`
-	Totals        struct {
+	Buffers       []struct {
+		Buffer        string `json:"buffer"`
+		Ready         bool   `json:"ready"`
+		Reason        string `json:"reason"`
+		Wanted        int32  `json:"wanted"`
+		Replicas      int32  `json:"replicas"`
+		OnExisting    int    `json:"onExisting"`
+		OnNewNodes    int    `json:"onNewNodes"`
+		Unschedulable int    `json:"unschedulable"`
+	} `json:"buffers"`
+	Totals struct {
 		NodeClaims        int     `json:"nodeClaims"`
 		PricePerHour      float64 `json:"pricePerHour"`
 		PodsOnNewNodes    int     `json:"podsOnNewNodes"`

@@ -33,10 +33,14 @@ func initializedEvent(claim *v1alpha1.NodeClaim, node *corev1.Node) Event {
 		Note: "Node " + node.Name + " is ready for pods"}
 }
 
+// ReasonAllocatableMismatch is the event of a Node whose allocatable is not
+// the one predicted at launch.
+const ReasonAllocatableMismatch = "AllocatableMismatch"
+
 // allocatableMismatchEvent says the Node's allocatable is not the one
 // Stowage planned the claim's pods with.
 func allocatableMismatchEvent(claim *v1alpha1.NodeClaim, node *corev1.Node, diffs string) Event {
-	return Event{Regarding: claim, Type: corev1.EventTypeWarning, Reason: "AllocatableMismatch", Action: "Initialize",
+	return Event{Regarding: claim, Type: corev1.EventTypeWarning, Reason: ReasonAllocatableMismatch, Action: "Initialize",
 		Note: "Node " + node.Name + "'s allocatable is not what was predicted at launch: " + diffs}
 }
 

@@ -100,7 +100,7 @@ func (c *checker) reportOnce(key string, pod *corev1.Pod, node string, constrain
 func (c *checker) checkAccounting() {
 	seen := map[string]int{}
 	pending := map[string]bool{}
-	for _, p := range c.snap.Pods {
+	for _, p := range c.snap.Pending() {
 		pending[podKey(p)] = true
 	}
 	count := func(p *corev1.Pod, where string) {
@@ -121,7 +121,7 @@ func (c *checker) checkAccounting() {
 		count(u.Pod, "")
 	}
 	c.checkOrder()
-	for _, p := range c.snap.Pods {
+	for _, p := range c.snap.Pending() {
 		switch n := seen[podKey(p)]; {
 		case n == 0:
 			c.report(p, "", ConstraintPlacement, "pending pod is neither placed nor reported unschedulable")

@@ -39,7 +39,7 @@ func solveCostAware(s *Snapshot, opts Options) *Results {
 	ignoring := opts
 	ignoring.Preferences = PreferencesIgnore
 	cheapest := solve(s, ignoring)
-	if !anyPreferences(s.Pods) {
+	if !anyPreferences(s.Pending()) {
 		return cheapest
 	}
 	opts.Preferences = PreferencesCostAware

@@ -74,7 +74,7 @@ func (sv *solver) newNodeClaim(n *node, headroom scheduling.Resources) (*NewNode
 	}
 	reqs := n.reqs.Copy()
 	reqs.Add(scheduling.NewRequirement(corev1.LabelInstanceTypeStable, v1alpha1.OperatorIn, names...))
-	offering, _ := first.it.Offerings.Available().Compatible(reqs).Cheapest()
+	offering := sv.claimOffering(n, first, reqs)
 	pods := make([]*corev1.Pod, len(n.pods))
 	for i, p := range n.pods {
 		pods[i] = p.pod

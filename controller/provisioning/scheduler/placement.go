@@ -342,6 +342,7 @@ func (sv *solver) commit(p *podInfo, c *podClass, pl *plan) {
 		n.cur = pl.typeIdx
 		n.used = n.used.Add(p.requests)
 		sv.reserve(n)
+		sv.holdReservation(n)
 	} else {
 		n.available = n.available.Sub(p.requests)
 	}

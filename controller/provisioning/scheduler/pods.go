@@ -21,6 +21,8 @@ type podInfo struct {
 	shape shape
 	// index is the pod's position in the snapshot, for stable output order.
 	index int
+	// virtual is true for a booking's pod (booked.go).
+	virtual bool
 }
 
 // shape groups alike pods: one class and the same requests.

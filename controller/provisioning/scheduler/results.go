@@ -21,6 +21,10 @@ type Results struct {
 	Order []*corev1.Pod
 	// Fallbacks are set when Options.ExplainFallbacks is.
 	Fallbacks []Fallback
+	// Bookings say, per booking of the snapshot, where its virtual pods
+	// went; the pods themselves are among the placements above, marked
+	// (IsVirtual).
+	Bookings []BookingResult
 }
 
 // NewNodeClaim is a node to launch.

@@ -30,6 +30,13 @@ type Snapshot struct {
 	PersistentVolumeClaims []*corev1.PersistentVolumeClaim
 	PersistentVolumes      []*corev1.PersistentVolume
 	StorageClasses         []*storagev1.StorageClass
+	// Now is the decision's instant: a Capacity Block is used only from its
+	// start to its end less its pool's capacityBlockLeadTime (blocks.go).
+	// Zero leaves every reservation's window open.
+	Now time.Time
+	// Bookings are room kept for pods that do not exist yet, placed after
+	// the real pods (booked.go).
+	Bookings []Booking
 }
 
 // StateNode is a node that exists or is being launched.
@@ -77,6 +84,10 @@ type Options struct {
 	// ExplainFallbacks fills Results.Fallbacks: why pods placed on a pool
 	// were not placed on one of higher weight (the Terraform plan says it).
 	ExplainFallbacks bool
+	// FillFloors opens empty claims up to each pool's minNodes (floor.go):
+	// the provisioner's decisions do, the simulations of a node's removal
+	// (disruption, termination) do not.
+	FillFloors bool
 }
 
 // MinValuesPolicy says what to do when a requirement's minValues cannot be met.

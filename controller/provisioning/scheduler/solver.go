@@ -43,6 +43,8 @@ type solver struct {
 	// only grows: placing many pods on a large fleet (consolidation's
 	// simulations) then skips the full nodes instead of scanning them again.
 	fitFrom map[requestsKey]int
+	// reserved counts the capacity reservations' places (reserved.go).
+	reserved *reservations
 }
 
 // Solve decides where every pending pod goes. It is a pure function of the
@@ -88,7 +90,9 @@ func solve(s *Snapshot, opts Options) *Results {
 		}
 		pending = failed
 	}
+	sv.fillFloors()
 	sv.finish(results)
+	results.Bookings = bookingResults(s, results)
 	return results
 }
 
@@ -98,7 +102,7 @@ func newSolver(s *Snapshot, opts Options) *solver {
 		keys:    labelKeys{literal: opts.NoKarpenterLabels}}
 	sv.volumes = newVolumeTopology(s)
 	for _, np := range sortedPools(s.NodePools) {
-		sv.pools = append(sv.pools, newPool(np, s.InstanceTypes[np.Name], s.DaemonSets, sv.keys))
+		sv.pools = append(sv.pools, newPool(np, sv.windowed(np), s.DaemonSets, sv.keys))
 		sv.tolerationStep = sv.tolerationStep || slices.ContainsFunc(np.Spec.Template.Spec.Taints, func(t corev1.Taint) bool {
 			return t.Effect == corev1.TaintEffectPreferNoSchedule
 		})
@@ -142,9 +146,10 @@ func sortedPools(pools []*v1alpha1.NodePool) []*v1alpha1.NodePool {
 // podInfos builds the pending pods' infos, largest first (CPU, then memory, then
 // name), which packs better than arrival order.
 func (sv *solver) podInfos() []*podInfo {
-	pods := make([]*podInfo, 0, len(sv.snapshot.Pods))
-	for i, pod := range sv.snapshot.Pods {
-		pods = append(pods, &podInfo{pod: pod, requests: scheduling.PodRequests(pod), index: i})
+	all := sv.snapshot.Pending()
+	pods := make([]*podInfo, 0, len(all))
+	for i, pod := range all {
+		pods = append(pods, &podInfo{pod: pod, requests: scheduling.PodRequests(pod), index: i, virtual: i >= len(sv.snapshot.Pods)})
 	}
 	for _, p := range pods {
 		p.class = sv.classFor(p.pod)
@@ -152,11 +157,14 @@ func (sv *solver) podInfos() []*podInfo {
 		sv.shapes[p.shape]++
 	}
 	sv.linkMatches()
-	// Pods that own a spread go first: a spread is checked when its owner is
-	// placed, so matching pods placed before it only narrow its choice. Pods with
-	// pod affinity go after the others, which may be the pods they follow.
+	// A booking's virtual pods go after every real pod: real pods take room
+	// first (booked.go). Pods that own a spread go first: a spread is checked
+	// when its owner is placed, so matching pods placed before it only narrow
+	// its choice. Pods with pod affinity go after the others, which may be
+	// the pods they follow.
 	slices.SortStableFunc(pods, func(a, b *podInfo) int {
 		return cmp.Or(
+			cmp.Compare(boolRank(a.virtual), boolRank(b.virtual)),
 			cmp.Compare(len(b.class.spreads), len(a.class.spreads)),
 			cmp.Compare(followsPods(a.class), followsPods(b.class)),
 			cmp.Compare(b.requests.CPU, a.requests.CPU),

@@ -20,11 +20,12 @@ const testdata = "../../testdata"
 // want is what one sample parses into: a message, an unknown event, or a
 // *FieldError naming field.
 type want struct {
-	kind     string
-	deadline string // RFC 3339; empty for none
-	ids      []string
-	unknown  bool
-	field    string
+	kind        string
+	deadline    string // RFC 3339; empty for none
+	ids         []string
+	reservation string // the reservation whose Nodes are marked
+	unknown     bool
+	field       string
 }
 
 var cases = map[string]want{
@@ -55,17 +56,24 @@ var cases = map[string]want{
 		deadline: "2025-11-20T10:02:00Z", ids: []string{"i-1234567890abcdef1"}},
 	"capacity-reservation-interruption-interruptible-spelling.json": {kind: v1alpha1.InterruptionKindCapacityReservationInterruption,
 		deadline: "2025-11-20T10:02:00Z", ids: []string{"i-1234567890abcdef0"}},
-	"unknown-detail-type.json":             {unknown: true},
-	"malformed-not-json.json":              {field: "body"},
-	"malformed-no-id.json":                 {field: "id"},
-	"malformed-detail-not-object.json":     {field: "detail"},
-	"malformed-spot-no-instance-id.json":   {field: "detail.instance-id"},
-	"malformed-spot-bad-instance-id.json":  {field: "detail.instance-id"},
-	"malformed-spot-unknown-action.json":   {field: "detail.instance-action"},
-	"malformed-spot-bad-time.json":         {field: "time"},
-	"malformed-state-unknown.json":         {field: "detail.state"},
-	"malformed-health-bad-start-time.json": {field: "detail.startTime"},
-	"malformed-health-bad-entity.json":     {field: "detail.affectedEntities[0].entityValue"},
+	"capacity-block-expiration-warning.json": {kind: v1alpha1.InterruptionKindCapacityBlockExpiration,
+		deadline: "2026-11-01T07:30:00Z", reservation: "cr-0123456789abcdef0"},
+	"capacity-block-expiration-warning-short-spelling.json": {kind: v1alpha1.InterruptionKindCapacityBlockExpiration,
+		deadline: "2026-11-01T07:30:00Z", reservation: "cr-0123456789abcdef0"},
+	"capacity-block-delivered.json":                {unknown: true},
+	"malformed-capacity-block-bad-end-date.json":   {field: "detail.end-date"},
+	"malformed-capacity-block-no-reservation.json": {field: "detail.capacity-reservation-id"},
+	"unknown-detail-type.json":                     {unknown: true},
+	"malformed-not-json.json":                      {field: "body"},
+	"malformed-no-id.json":                         {field: "id"},
+	"malformed-detail-not-object.json":             {field: "detail"},
+	"malformed-spot-no-instance-id.json":           {field: "detail.instance-id"},
+	"malformed-spot-bad-instance-id.json":          {field: "detail.instance-id"},
+	"malformed-spot-unknown-action.json":           {field: "detail.instance-action"},
+	"malformed-spot-bad-time.json":                 {field: "time"},
+	"malformed-state-unknown.json":                 {field: "detail.state"},
+	"malformed-health-bad-start-time.json":         {field: "detail.startTime"},
+	"malformed-health-bad-entity.json":             {field: "detail.affectedEntities[0].entityValue"},
 }
 
 // TestEverySampleParsesAsExpected parses every EventBridge sample in
@@ -116,8 +124,9 @@ func check(t *testing.T, r *messages.Registry, path string, w want) {
 	if !msg.Deadline.IsZero() {
 		deadline = msg.Deadline.Format(time.RFC3339)
 	}
-	if msg.Kind != w.kind || deadline != w.deadline || !slices.Equal(msg.InstanceIDs, w.ids) {
-		t.Errorf("got kind %q, deadline %q, instances %v; want %q, %q, %v", msg.Kind, deadline, msg.InstanceIDs, w.kind, w.deadline, w.ids)
+	if msg.Kind != w.kind || deadline != w.deadline || !slices.Equal(msg.InstanceIDs, w.ids) || msg.CapacityReservationID != w.reservation {
+		t.Errorf("got kind %q, deadline %q, instances %v, reservation %q; want %q, %q, %v, %q", msg.Kind, deadline, msg.InstanceIDs,
+			msg.CapacityReservationID, w.kind, w.deadline, w.ids, w.reservation)
 	}
 	if msg.Kind == "" && msg.Reason == "" {
 		t.Error("a message asking for nothing says no reason")
@@ -140,7 +149,8 @@ func TestEveryKindHasAParserAndEveryParserAKind(t *testing.T) {
 			t.Errorf("no sample parses into kind %s", kind)
 		}
 	}
-	if n := len(registry.New().Keys()); n != 6 {
-		t.Errorf("%d registered (source, detail-type) pairs, want 6", n)
+	if n := len(registry.New().Keys()); n != 8 {
+		t.Errorf("%d registered (source, detail-type) pairs, want 8 (the capacity reservation and Capacity Block warnings "+
+			"in both spellings, one for each other kind)", n)
 	}
 }

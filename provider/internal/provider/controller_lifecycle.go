@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	autoscalingcrd "github.com/stowage-dev/stowage/controller/apis/autoscaling/crd"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/provider/internal/kube"
 )
@@ -30,6 +31,12 @@ type installation struct{ c *kube.Client }
 func (in installation) apply(ctx context.Context, objs []*unstructured.Unstructured) error {
 	var crdNames []*unstructured.Unstructured
 	for _, o := range objs {
+		if theirs, err := in.othersShared(ctx, o); err != nil || theirs {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		if o.GetKind() != "CustomResourceDefinition" && len(crdNames) > 0 {
 			if err := in.waitEstablished(ctx, crdNames); err != nil {
 				return err
@@ -80,6 +87,9 @@ func (in installation) drift(ctx context.Context, objs []*unstructured.Unstructu
 		if live == nil {
 			missing = append(missing, kube.ObjectName(o))
 			continue
+		}
+		if shared(o) && !installedByUs(live) {
+			continue // another owner's
 		}
 		would, err := in.c.ApplyObject(ctx, o, true)
 		if err != nil {
@@ -175,6 +185,12 @@ func (in installation) remove(ctx context.Context, objs []*unstructured.Unstruct
 		}
 	}
 	for _, o := range ordered {
+		if theirs, err := in.othersShared(ctx, o); err != nil || theirs {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		if err := in.c.DeleteObject(ctx, o); err != nil {
 			return err
 		}
@@ -187,4 +203,34 @@ func (in installation) remove(ctx context.Context, objs []*unstructured.Unstruct
 		}
 	}
 	return nil
+}
+
+// The CapacityBuffer CRD is shared with other autoscalers (Cluster
+// Autoscaler, Karpenter) that install it themselves: stowage_controller
+// installs it, labelled, when the cluster lacks it, and leaves one without
+// its label to its owner, neither applying, comparing nor deleting it.
+const (
+	installedByLabel = "stowage.dev/installed-by"
+	installedByValue = "stowage_controller"
+)
+
+func shared(o *unstructured.Unstructured) bool {
+	return o.GetKind() == "CustomResourceDefinition" && o.GetName() == autoscalingcrd.Name
+}
+
+func installedByUs(live *unstructured.Unstructured) bool {
+	return live.GetLabels()[installedByLabel] == installedByValue
+}
+
+// othersShared reports whether o is a shared CRD the cluster holds from
+// another owner.
+func (in installation) othersShared(ctx context.Context, o *unstructured.Unstructured) (bool, error) {
+	if !shared(o) {
+		return false, nil
+	}
+	live, err := in.c.GetObject(ctx, o)
+	if err != nil || live == nil {
+		return false, err
+	}
+	return !installedByUs(live), nil
 }

@@ -23,6 +23,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	autoscalingcrd "github.com/stowage-dev/stowage/controller/apis/autoscaling/crd"
 	"github.com/stowage-dev/stowage/controller/apis/crds"
 	"github.com/stowage-dev/stowage/controller/deploy"
 	"github.com/stowage-dev/stowage/controller/options"
@@ -163,13 +164,20 @@ func (s controllerSettings) validateNames() map[string]string {
 }
 
 // desiredObjects are the objects the controller's installation consists of,
-// in the order they are applied: the CRDs, then controller/deploy's
-// manifests with the settings in them.
+// in the order they are applied: the CRDs (Stowage's, and the CapacityBuffer
+// CRD it shares with other autoscalers, labelled as installed by it), then
+// controller/deploy's manifests with the settings in them.
 func desiredObjects(s controllerSettings) ([]*unstructured.Unstructured, error) {
 	defs, err := crds.CRDs()
 	if err != nil {
 		return nil, err
 	}
+	buffers, err := autoscalingcrd.CapacityBuffer()
+	if err != nil {
+		return nil, err
+	}
+	buffers.Labels = map[string]string{installedByLabel: installedByValue}
+	defs = append(defs, buffers)
 	var out []*unstructured.Unstructured
 	for _, d := range defs {
 		u, err := toUnstructured(d)

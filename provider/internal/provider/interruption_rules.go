@@ -31,6 +31,8 @@ var interruptionRules = []interruptionRule{
 		Detail: map[string][]string{"state": {"stopping", "stopped", "shutting-down", "terminated"}}},
 	{Name: "capacity-reservation-interruption", Source: "aws.ec2", DetailTypes: []string{"EC2 Capacity Reservation Instance Interruption Warning",
 		"EC2 Interruptible Capacity Reservation Instance Interruption Warning"}},
+	{Name: "capacity-block-expiration", Source: "aws.ec2", DetailTypes: []string{"Capacity Block Reservation Expiration Warning",
+		"Capacity Block Expiration Warning"}},
 }
 
 // pattern is the rule's event pattern, compact JSON.

@@ -75,7 +75,9 @@ func (r *controllerResource) Schema(_ context.Context, _ resource.SchemaRequest,
 		return schema.StringAttribute{Optional: true, Computed: true, MarkdownDescription: d}
 	}
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Stowage's controller in the cluster: its CRDs (NodePool, NodeClass, NodeClaim), its namespace, " +
+		MarkdownDescription: "Stowage's controller in the cluster: its CRDs (NodePool, NodeClass, NodeClaim), the CapacityBuffer CRD " +
+			"(`autoscaling.x-k8s.io`) when the cluster lacks it (labelled `stowage.dev/installed-by: stowage_controller`; one that " +
+			"Cluster Autoscaler or Karpenter installed is left to them, neither changed nor deleted), its namespace, " +
 			"service account, RBAC, the Deployment (2 replicas electing a leader, spread over zones and hosts, non-root with a " +
 			"read-only root filesystem), its PodDisruptionBudget and its metrics Service: the project's own manifests, applied " +
 			"with server-side apply (field manager `terraform-provider-stowage`), the settings below written into them. Read back " +

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	autoscalingcrd "github.com/stowage-dev/stowage/controller/apis/autoscaling/crd"
 	"github.com/stowage-dev/stowage/controller/apis/crds"
 	"github.com/stowage-dev/stowage/provider/internal/kube"
 )
@@ -235,6 +236,10 @@ func checkUninstalled(*terraform.State) error {
 		},
 		func() error {
 			_, err := bed.dyn.Resource(crdResource).Get(ctx, "nodeclaims.stowage.dev", metav1.GetOptions{})
+			return err
+		},
+		func() error { // installed by stowage_controller, as the cluster had none
+			_, err := bed.dyn.Resource(crdResource).Get(ctx, autoscalingcrd.Name, metav1.GetOptions{})
 			return err
 		},
 	} {
