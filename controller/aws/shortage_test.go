@@ -129,6 +129,32 @@ func TestSpotInterruptionMarksOffering(t *testing.T) {
 	if avail := spotAvailable(t, e, "m6i.large"); !slices.Contains(avail, zone) {
 		t.Fatalf("spot m6i.large available in %v after the backoff, want %s back", avail, zone)
 	}
+	// Back, but it went short within the hour: the offering says so, for
+	// the return to preferred capacity to weigh.
+	if got := recentShortages(t, e, "m6i.large", zone); got != 1 {
+		t.Errorf("spot m6i.large in %s went short %d times in the hour, want 1", zone, got)
+	}
+	e.clk.Step(cache.ShortageWindow)
+	if got := recentShortages(t, e, "m6i.large", zone); got != 0 {
+		t.Errorf("an hour later, %d recent shortages, want 0", got)
+	}
+}
+
+func recentShortages(t *testing.T, e *env, instanceType, zone string) int {
+	t.Helper()
+	types, err := e.cp.InstanceTypes(ctx(t), nodePool("default"))
+	if err != nil {
+		t.Fatalf("listing instance types: %v", err)
+	}
+	for _, it := range types {
+		for _, o := range it.Offerings {
+			if it.Name == instanceType && o.CapacityType == "spot" && o.Zone == zone {
+				return o.RecentShortages
+			}
+		}
+	}
+	t.Fatalf("no spot %s offering in %s", instanceType, zone)
+	return 0
 }
 
 // receiveInterruption reads, through the real SQS client, the interruption

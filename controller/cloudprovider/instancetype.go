@@ -59,6 +59,11 @@ type Offering struct {
 	ReservationID string
 	// ReservationCapacity is how many instances the reservation still has room for.
 	ReservationCapacity int
+	// RecentShortages counts the spells of shortage the cloud reported for
+	// this offering within the last hour: reports between two successful
+	// launches are one spell. Disruption does not move pods back onto an
+	// offering that went short twice or more.
+	RecentShortages int
 	// ReservationType is the reservation's: default, or capacity-block for
 	// a Capacity Block for ML.
 	ReservationType string

@@ -336,3 +336,40 @@ func TestValidationDropsACommandTheWorldOvertookOnAPIServer(t *testing.T) {
 		t.Errorf("dropped commands rose by %v, want 1", got)
 	}
 }
+
+// The return on the API server: an on-demand node of a pool that allows spot
+// is replaced by a spot node at once (no validation delay), the replacement
+// pinned to spot and recording the Fallback reason; the node goes once the
+// replacement is initialized, and the event and metric say where it went.
+func TestReturnToSpotOnAPIServer(t *testing.T) {
+	b := newBed(t, disruption.Options{})
+	b.pool(t, returning("return-api", 100, v1alpha1.CapacityTypeSpot, v1alpha1.CapacityTypeOnDemand))
+	b.node(t, node("return-api-a", "return-api", 0, sized("web", "1500m", "4Gi")))
+	b.seen(t, map[string]int{"return-api-a": 1})
+	returned := testutil.ToFloat64(disruption.Returns.WithLabelValues("return-api", v1alpha1.CapacityTypeOnDemand, "return-api", v1alpha1.CapacityTypeSpot))
+
+	b.round(t, 0)
+	reps := b.replacements(t)
+	if len(reps) != 1 {
+		t.Fatalf("replacements %d, want 1", len(reps))
+	}
+	rep := reps[0]
+	if got := rep.Annotations[v1alpha1.AnnotationDisruptionReason]; got != v1alpha1.DisruptionReasonFallback {
+		t.Errorf("the replacement records reason %q, want Fallback", got)
+	}
+	if !slices.ContainsFunc(rep.Spec.Requirements, func(r v1alpha1.NodeSelectorRequirementWithMinValues) bool {
+		return r.Key == v1alpha1.LabelCapacityType && slices.Equal(r.Values, []string{v1alpha1.CapacityTypeSpot})
+	}) {
+		t.Errorf("the replacement is not pinned to spot: %v", rep.Spec.Requirements)
+	}
+	b.initialize(t, rep, "small")
+	b.round(t, disruption.DefaultInterval)
+	b.gone(t, "return-api-a")
+	notes := b.rec.notes(disruption.ReasonDisrupting)
+	if len(notes) == 0 || !strings.Contains(notes[0], "runs them on-demand, a fallback: spot capacity of nodepool return-api") {
+		t.Errorf("Disrupting notes %q do not say why", notes)
+	}
+	if got := testutil.ToFloat64(disruption.Returns.WithLabelValues("return-api", v1alpha1.CapacityTypeOnDemand, "return-api", v1alpha1.CapacityTypeSpot)) - returned; got != 1 {
+		t.Errorf("returns counted %v, want 1", got)
+	}
+}

@@ -80,6 +80,13 @@ func (b Budgets) Take(c *Candidate) bool {
 	return true
 }
 
+// Give gives back what Take charged for a candidate left out after all.
+func (b Budgets) Give(c *Candidate) {
+	if c.Ready {
+		b[c.NodePool.Name]++
+	}
+}
+
 // allowedDisruptions is the smallest allowance of the pool's budgets that
 // are active at now and apply to reason, for a pool of nodes nodes.
 func allowedDisruptions(pool *v1alpha1.NodePool, nodes int, now time.Time, reason string) (int, error) {

@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
@@ -32,6 +33,12 @@ type memo struct {
 	requests  *podRequests
 	prices    *nodePrices
 	pdbs      pdbIndex
+	// launch are the instance types a simulation may launch (launchTypes)
+	launch map[string][]*cloudprovider.InstanceType
+	// totals are Balanced pools' totals, headroom the PDBs that allow some
+	// disruption (balanced.go)
+	totals   map[string]totals
+	headroom headroomIndex
 }
 
 // fresh returns a memo for other busy nodes: it keeps only what does not

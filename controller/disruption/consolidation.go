@@ -42,7 +42,8 @@ type ConsolidationOptions struct {
 	// Solve are the options every simulation runs with: the provisioner's.
 	Solve scheduler.Options
 	// MinSavingsShare is the share of the candidates' price a replacement
-	// must save; DefaultMinSavingsShare when zero, none when negative.
+	// must save in a pool that sets no consolidationMinSavings;
+	// DefaultMinSavingsShare when zero, none when negative.
 	MinSavingsShare float64
 	// RecentWindow is how long a node a disruption launched is no
 	// consolidation candidate; DefaultRecentWindow when zero.
@@ -82,12 +83,31 @@ type consolidation struct {
 func (consolidation) Reason() string { return v1alpha1.DisruptionReasonUnderutilized }
 
 // ShouldDisrupt: the node runs pods, is Ready, has a known price, and its
-// pool consolidates underutilized nodes. Empty nodes are emptiness's; a pool
-// with the WhenEmpty policy (a GPU pool serving warm models, say) never has a
-// busy node consolidated, whatever the savings.
+// pool consolidates underutilized nodes (WhenEmptyOrUnderutilized, or
+// Balanced, which scores each move). Empty nodes are emptiness's; a pool with
+// the WhenEmpty policy (a GPU pool serving warm models, say) never has a busy
+// node consolidated, whatever the savings.
 func (consolidation) ShouldDisrupt(_ *Round, c *Candidate) bool {
-	return c.NodePool.Spec.Disruption.ConsolidationPolicy == v1alpha1.ConsolidationPolicyWhenEmptyOrUnderutilized &&
+	policy := c.NodePool.Spec.Disruption.ConsolidationPolicy
+	return (policy == v1alpha1.ConsolidationPolicyWhenEmptyOrUnderutilized || policy == v1alpha1.ConsolidationPolicyBalanced) &&
 		consolidateAfter(c.NodePool) != nil && c.Ready && c.Offering.PriceKnown && !c.Empty()
+}
+
+// minSavings is the share of the candidates' price a replacement must save:
+// the largest of their pools' consolidationMinSavings, each pool without one
+// counting the controller's MinSavingsShare.
+func (k consolidation) minSavings(cands []*Candidate) float64 {
+	share := 0.0
+	for _, c := range cands {
+		s := k.opts.MinSavingsShare
+		if v := c.NodePool.Spec.Disruption.ConsolidationMinSavings; v != nil {
+			if parsed, err := v1alpha1.ParseShare(*v); err == nil {
+				s = parsed
+			}
+		}
+		share = max(share, s)
+	}
+	return share
 }
 
 // EligibleAt is the candidate's quiet time plus its pool's consolidateAfter.
@@ -100,6 +120,9 @@ func (consolidation) EligibleAt(_ *Round, c *Candidate) time.Time {
 // which the API server's creation timestamp is not in a simulation), and so
 // is a node whose last command rolled back, until the controller says.
 func (k consolidation) Blocks(r *Round, c *Candidate) Block {
+	if b := returnHold(r, c); b.Kind != "" {
+		return b
+	}
 	if until, ok := r.Cooling[c.Name()]; ok && r.Now.Before(until) {
 		return Block{Kind: BlockedChurn, Why: "a disruption command for it rolled back; it is not consolidated again before " +
 			until.UTC().Format(time.RFC3339), Until: until}
@@ -143,7 +166,8 @@ func (k consolidation) tryCounting(r *Round, name string, cands []*Candidate) (c
 	} else {
 		sim := whatIf(r, k.opts.Solve, cands, false)
 		if len(sim.results.Unschedulable) == 0 {
-			return Command{Method: name, Reason: k.Reason(), Candidates: cands, Savings: price(cands)}, true, nil, 0
+			cmd = Command{Method: name, Reason: k.Reason(), Candidates: cands, Savings: price(cands)}
+			return cmd, r.balanced(&cmd), nil, 0
 		}
 		left, unplaced = scheduling.Resources{}, len(sim.results.Unschedulable)
 		for _, u := range sim.results.Unschedulable {
@@ -153,14 +177,16 @@ func (k consolidation) tryCounting(r *Round, name string, cands []*Candidate) (c
 	// Spot replacing spot takes SpotToSpot and 15 cheaper spot types: short
 	// of that the bound counts on-demand offerings only.
 	onDemand := allSpot(cands) && !k.opts.SpotToSpot
-	if !fitsRoughly(left, rm.largest) || rm.cheapest(left, onDemand) >= price(cands)*(1-k.opts.MinSavingsShare) {
+	if !fitsRoughly(left, rm.largest) || rm.cheapest(left, onDemand) >= price(cands)*(1-k.minSavings(cands)) {
 		return Command{}, false, nil, unplaced
 	}
 	sim := whatIf(r, k.opts.Solve, cands, true)
 	if blocked := sim.unschedulable(); len(blocked) > 0 {
 		return Command{}, false, blocked, unplaced
 	}
-	cmd, ok = k.command(name, cands, sim)
+	if cmd, ok = k.command(name, cands, sim); ok {
+		ok = r.balanced(&cmd)
+	}
 	return cmd, ok, nil, unplaced
 }
 
@@ -202,13 +228,13 @@ func (k consolidation) revalidate(r *Round, name string, cmd Command) (Command, 
 }
 
 // replacement narrows the new node's instance types to those that save at
-// least MinSavingsShare of the candidates' price and that none of the
+// least minSavings of the candidates' price and that none of the
 // candidates replaced before (the replace-then-replace-back pattern). When
 // every candidate is spot, the replacement may be spot only with SpotToSpot
 // on and at least MinSpotToSpotTypes such types left; otherwise it is pinned
 // to on-demand. ok is false when no type is left.
 func (k consolidation) replacement(cands []*Candidate, nc *scheduler.NewNodeClaim) (*scheduler.NewNodeClaim, bool) {
-	limit := price(cands) * (1 - k.opts.MinSavingsShare)
+	limit := price(cands) * (1 - k.minSavings(cands))
 	replaced := replacedTypes(cands)
 	reqs := nc.Requirements
 	if allSpot(cands) && !(k.opts.SpotToSpot && len(keptTypes(nc.InstanceTypes, reqs, replaced, limit, v1alpha1.CapacityTypeSpot)) >= MinSpotToSpotTypes) {
@@ -311,15 +337,6 @@ func byDisruptionCost(cands []*Candidate) []*Candidate {
 		out[i] = k.c
 	}
 	return out
-}
-
-// evictionCost counts a pod 1 plus its priority over 2^25 (Karpenter's
-// weighting: system-critical pods count about 60 more).
-func evictionCost(p *corev1.Pod) float64 {
-	if p.Spec.Priority != nil {
-		return 1 + float64(*p.Spec.Priority)/(1<<25)
-	}
-	return 1
 }
 
 // utilization is the larger of the candidate's CPU and memory requests as a

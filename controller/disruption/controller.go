@@ -127,6 +127,10 @@ func NewMethods(opts ConsolidationOptions) []Method {
 		// Deleting an empty node moves no pod and launches nothing: the
 		// cheapest disruption there is.
 		NewEmptiness(),
+		// A node on a fallback goes back to the capacity its pool prefers
+		// once that capacity has settled: it renews rather than saves, and
+		// consolidation then packs the fleet on the preferred capacity.
+		NewReturn(opts.Solve),
 		// Many nodes at once save most per round, before one at a time.
 		NewMultiNode(opts),
 		NewSingleNode(opts),
@@ -155,6 +159,8 @@ type Controller struct {
 	// nodes' offerings.
 	requests *podRequests
 	prices   *nodePrices
+	// watch remembers since when each offering has been settled.
+	watch offeringWatch
 }
 
 var (
@@ -226,10 +232,14 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 	}
 	gen, types := c.cluster.Generation(), c.instanceTypes(ctx)
 	offerings := offeringsKey(types)
+	// Every round watches the offerings, skipped or not, so that none comes
+	// back from a shortage unseen.
+	settled := c.watch.observe(types, c.clk.Now())
 	if len(c.queue.pending) == 0 && c.settle.skip(gen, offerings, c.clk.Now()) {
 		return nil // nothing under way, and a round on this state found nothing to do
 	}
 	r := c.newRound(types, offerings)
+	r.Settled = settled
 	c.report.fleet(r)
 	errs := []error{c.queue.progress(ctx, r.Snapshot), c.untaintOrphans(ctx, r)}
 	started, err := c.validate(ctx, r)

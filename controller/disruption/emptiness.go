@@ -45,7 +45,7 @@ func (Emptiness) EligibleAt(_ *Round, c *Candidate) time.Time {
 // consolidateAfter Never turns consolidation off.
 func consolidateAfter(pool *v1alpha1.NodePool) *time.Duration {
 	switch pool.Spec.Disruption.ConsolidationPolicy {
-	case v1alpha1.ConsolidationPolicyWhenEmpty, v1alpha1.ConsolidationPolicyWhenEmptyOrUnderutilized:
+	case v1alpha1.ConsolidationPolicyWhenEmpty, v1alpha1.ConsolidationPolicyWhenEmptyOrUnderutilized, v1alpha1.ConsolidationPolicyBalanced:
 	default:
 		return nil
 	}

@@ -39,6 +39,9 @@ func disruptingEvents(c *Candidate, cmd Command) []Event {
 	if len(cmd.Replacements) > 0 {
 		note += fmt.Sprintf(", replaced by %d new node(s)", len(cmd.Replacements))
 	}
+	if cmd.Why != "" {
+		note += "; " + cmd.Why
+	}
 	return onBoth(c, Event{Type: corev1.EventTypeNormal, Reason: ReasonDisrupting, Action: "Disrupt", Note: note})
 }
 

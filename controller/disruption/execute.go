@@ -34,6 +34,9 @@ func (q *queue) finish(ctx context.Context, p *pending) error {
 		}
 		deleted++
 		Disrupted.WithLabelValues(c.NodePool.Name, p.cmd.Reason).Inc()
+		if p.cmd.Reason == v1alpha1.DisruptionReasonFallback {
+			Returns.WithLabelValues(c.NodePool.Name, c.Offering.CapacityType, p.cmd.Target.NodePool, p.cmd.Target.CapacityType).Inc()
+		}
 		publish(q.recorder, disruptingEvents(c, p.cmd)...)
 		q.log.Info("disrupting node", "command", p.cmd.ID, "method", p.cmd.Method, "reason", p.cmd.Reason,
 			"node", c.Node.Name, "nodeclaim", c.NodeClaim.Name, "nodepool", c.NodePool.Name,

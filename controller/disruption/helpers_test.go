@@ -68,7 +68,9 @@ func typeNamed(types []*cloudprovider.InstanceType, name string) *cloudprovider.
 }
 
 // pool is a pool that consolidates after consolidateAfter ("Never" for
-// never) with the given budgets (the default 10% when none).
+// never) with the given budgets (the default 10% when none). It allows spot,
+// and the tests' nodes run on-demand: it returns none of them to spot, which
+// return_test.go tests on pools of its own.
 func pool(name, consolidateAfter string, budgets ...v1alpha1.Budget) *v1alpha1.NodePool {
 	return &v1alpha1.NodePool{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -78,6 +80,7 @@ func pool(name, consolidateAfter string, budgets ...v1alpha1.Budget) *v1alpha1.N
 			}},
 			Disruption: v1alpha1.Disruption{
 				ConsolidateAfter: ptr.To(v1alpha1.MustParseDuration(consolidateAfter)),
+				ReturnAfter:      ptr.To(v1alpha1.MustParseDuration(v1alpha1.Never)),
 				Budgets:          budgets,
 			},
 		},

@@ -101,6 +101,11 @@ type Round struct {
 	// Cooling is node name -> until when consolidation leaves it alone: a
 	// command for it rolled back.
 	Cooling map[string]time.Time
+	// Settled is each available offering -> since when it has been available
+	// at a steady price (zero: for as long as the controller knows); an
+	// offering missing is not settled. Nil counts every available offering
+	// as settled for ever.
+	Settled map[OfferingKey]time.Time
 	// memo, when set, keeps what the round's simulations share.
 	memo *memo
 	// offerings is the key of the pools' offerings (see offeringsKey).
@@ -123,6 +128,16 @@ type Command struct {
 	// Savings is the candidates' price per hour less the replacements', in
 	// dollars; 0 for a method that renews nodes rather than saving (drift).
 	Savings float64
+	// Why says, for events and logs, why the candidates move; empty when
+	// the method and reason say enough.
+	Why string
+	// Target is where a return sends the pods; zero for other methods.
+	Target Target
+}
+
+// Target is the capacity a command moves pods to.
+type Target struct {
+	NodePool, CapacityType string
 }
 
 // Action is "delete" for a command without replacements, "replace" otherwise.

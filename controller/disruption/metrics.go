@@ -13,6 +13,12 @@ const (
 	LabelAction   = "action"
 	LabelResult   = "result"
 	LabelBlocker  = "blocker"
+	LabelDecision = "decision"
+	// LabelCapacityType, LabelToNodePool and LabelToCapacityType say where
+	// a return moved a node's pods from and to.
+	LabelCapacityType   = "capacity_type"
+	LabelToNodePool     = "to_nodepool"
+	LabelToCapacityType = "to_capacity_type"
 )
 
 // Values of the commands metric's result label.
@@ -31,12 +37,18 @@ const (
 	ResultFailed = "failed"
 )
 
+// Values of the consolidation score's decision label.
+const (
+	DecisionApproved = "approved"
+	DecisionRejected = "rejected"
+)
+
 // The disruption metrics, registered on controller-runtime's registry.
 var (
 	// Disrupted counts the NodeClaims the controller deleted.
 	Disrupted = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "stowage", Subsystem: "nodeclaims", Name: "disrupted_total",
-		Help: "Number of NodeClaims the disruption controller deleted, by nodepool and disruption reason (Empty, Underutilized, Drifted).",
+		Help: "Number of NodeClaims the disruption controller deleted, by nodepool and disruption reason (Empty, Underutilized, Drifted, Fallback).",
 	}, []string{LabelNodePool, LabelReason})
 	// AllowedDisruptions is each pool's budget as last evaluated.
 	AllowedDisruptions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -74,6 +86,17 @@ var (
 		Namespace: "stowage", Subsystem: "disruption", Name: "fleet_cost_per_hour_dollars",
 		Help: "Hourly price, in dollars, of the nodes of the nodepool Stowage manages, at the offering each runs on, as of the last round.",
 	}, []string{LabelNodePool})
+	// Returns counts the nodes moved back to preferred capacity.
+	Returns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "stowage", Subsystem: "disruption", Name: "returns_total",
+		Help: "Number of nodes on a fallback the return method removed once their pods' preferred capacity was back, by the nodepool and capacity type they ran on and the nodepool and capacity type their pods moved to.",
+	}, []string{LabelNodePool, LabelCapacityType, LabelToNodePool, LabelToCapacityType})
+	// ConsolidationScores are the scores of the moves Balanced pools weighed.
+	ConsolidationScores = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "stowage", Subsystem: "disruption", Name: "consolidation_score",
+		Help:    "Scores of the consolidation moves weighed in nodepools whose consolidationPolicy is Balanced (the share of the pool's cost saved over the share of its disruption cost caused; approved from 0.5), by nodepool and decision (approved or rejected).",
+		Buckets: []float64{0.1, 0.25, 0.33, 0.5, 1, 2, 5, 10},
+	}, []string{LabelNodePool, LabelDecision})
 	// Savings adds up what the executed commands save.
 	Savings = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "stowage", Subsystem: "disruption", Name: "savings_per_hour_dollars_total",
@@ -83,7 +106,7 @@ var (
 
 func init() {
 	crmetrics.Registry.MustRegister(Disrupted, AllowedDisruptions, EvaluationDuration, Decisions, EligibleNodes, Commands,
-		BlockedCandidates, FleetCost, Savings)
+		BlockedCandidates, FleetCost, Savings, Returns, ConsolidationScores)
 	for _, m := range NewMethods(ConsolidationOptions{}) {
 		for _, result := range []string{ResultValidated, ResultDropped, ResultStarted, ResultSucceeded, ResultFailed} {
 			Commands.WithLabelValues(m.Name(), result)

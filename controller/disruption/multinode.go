@@ -71,7 +71,7 @@ func (m MultiNode) search(r *Round, prefix []*Candidate, hi int) Command {
 		}
 		k := min(guess, hi)
 		if k < lo {
-			k = (lo + hi) / 2
+			k = (lo + hi + 1) / 2 // the longer half first: a removal one short of hi may be all there is
 		}
 		cmd, ok, _, unplaced := m.tryCounting(r, m.Name(), prefix[:k])
 		if ok {

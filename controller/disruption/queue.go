@@ -119,7 +119,7 @@ func (q *queue) start(ctx context.Context, p *pending) error {
 	Commands.WithLabelValues(p.cmd.Method, ResultStarted).Inc()
 	q.log.Info("disruption command started", "command", p.cmd.ID, "method", p.cmd.Method, "reason", p.cmd.Reason,
 		"action", p.cmd.Action(), "nodes", strings.Join(names, ","), "replacements", claimNames(p.claims),
-		"savings_per_hour", fmt.Sprintf("%.4f", p.cmd.Savings))
+		"savings_per_hour", fmt.Sprintf("%.4f", p.cmd.Savings), "why", p.cmd.Why)
 	if len(p.claims) == 0 {
 		return q.finish(ctx, p)
 	}
@@ -140,6 +140,7 @@ func (q *queue) createReplacement(ctx context.Context, cmd Command, nc *schedule
 		claim.Annotations = map[string]string{}
 	}
 	claim.Annotations[v1alpha1.AnnotationDisruptionCommand] = cmd.ID
+	claim.Annotations[v1alpha1.AnnotationDisruptionReason] = cmd.Reason
 	claim.Annotations[v1alpha1.AnnotationReplacedInstanceTypes] = strings.Join(sortedKeys(historyTypes(cmd.Candidates)), ",")
 	var err error
 	for range 3 {
@@ -179,6 +180,9 @@ func (q *queue) progress(ctx context.Context, snap *scheduler.Snapshot) error {
 	for _, p := range q.take(launching) {
 		switch why := q.waiting(p, claims); {
 		case why == "":
+			for i, created := range p.claims {
+				p.claims[i] = claims[created.Name] // as launched: the observer reads its instance
+			}
 			errs = append(errs, q.finish(ctx, p))
 		case !q.clk.Now().Before(p.due) || strings.HasPrefix(why, "gone:"):
 			errs = append(errs, q.rollback(ctx, p, strings.TrimPrefix(why, "gone: ")))

@@ -3,6 +3,7 @@ package disruption
 import (
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
@@ -20,14 +21,24 @@ type simulation struct {
 // launching, or part of another command) are marked for deletion, so that
 // they take no pod but their pods still count for topology spread and
 // affinity. launch lets the solve add NodeClaims from the pools' instance
-// types; without it, pods that fit on no node are unschedulable. The nodes
-// alsoGone are removed as well, without their pods needing a home (other
-// commands provide for them).
+// types, on the offerings that have settled (launchTypes); without it, pods
+// that fit on no node are unschedulable. The nodes alsoGone are removed as
+// well, without their pods needing a home (other commands provide for them).
 func whatIf(r *Round, opts scheduler.Options, candidates []*Candidate, launch bool, alsoGone ...*Candidate) simulation {
 	gone := make(map[string]bool, len(candidates)+len(alsoGone))
 	for _, c := range alsoGone {
 		gone[c.Name()] = true
 	}
+	var types map[string][]*cloudprovider.InstanceType
+	if launch {
+		types = r.launchTypes()
+	}
+	return whatIfOn(r, opts, candidates, types, gone)
+}
+
+// whatIfOn is whatIf launching from types (none when nil), with the nodes
+// gone names removed too.
+func whatIfOn(r *Round, opts scheduler.Options, candidates []*Candidate, types map[string][]*cloudprovider.InstanceType, gone map[string]bool) simulation {
 	sim := simulation{owner: map[string]*Candidate{}}
 	var pods []*corev1.Pod
 	for _, c := range candidates {
@@ -42,12 +53,22 @@ func whatIf(r *Round, opts scheduler.Options, candidates []*Candidate, launch bo
 		}
 	}
 	snap := *r.Snapshot
-	snap.Pods, snap.Nodes = pods, simulatedNodes(r, pods, gone)
-	if !launch {
-		snap.InstanceTypes = nil
-	}
+	snap.Pods, snap.Nodes, snap.InstanceTypes = pods, simulatedNodes(r, pods, gone), types
 	sim.results = scheduler.Solve(&snap, opts)
 	return sim
+}
+
+// launchTypes are the pools' instance types with the offerings a voluntary
+// disruption may launch on: those settled for ConsolidationSettleTime.
+func (r *Round) launchTypes() map[string][]*cloudprovider.InstanceType {
+	if r.memo != nil && r.memo.launch != nil {
+		return r.memo.launch
+	}
+	types := r.settledTypes(ConsolidationSettleTime, nil)
+	if r.memo != nil {
+		r.memo.launch = types
+	}
+	return types
 }
 
 // simulatedNodes are the nodes a simulation of moving pods off the gone ones

@@ -62,7 +62,6 @@ var outcomes = map[string]outcome{
 		"spec.blockDeviceMappings[0].ebs.volumeInitializationRate: not converted"}},
 	"kubectl-dump.yaml": {converted: []string{"NodePool default", "NodeClass default"}},
 	"newer-policies.yaml": {converted: []string{"NodePool balanced", "NodePool static"}, warnings: []string{
-		"spec.disruption.consolidationPolicy: converted to WhenEmpty: Stowage has no Balanced policy",
 		"spec.replicas: converted to minNodes"}},
 	"ssm-parameter.yaml": {refused: map[string]string{"EC2NodeClass ssm": "spec.amiSelectorTerms[0].ssmParameter: Stowage does not read image ids from SSM parameters"}},
 }
@@ -251,4 +250,25 @@ func leaves(v any, path string, f func(path, value string)) {
 		}
 		f(path, s)
 	}
+}
+
+// TestBalancedIsImportedAsBalanced: Karpenter's Balanced policy (1.14) is
+// Stowage's, one to one, without a warning.
+func TestBalancedIsImportedAsBalanced(t *testing.T) {
+	r, _ := importFile(t, "testdata/newer-policies.yaml")
+	for _, o := range r.Objects {
+		if o.NodePool == nil || o.NodePool.Name != "balanced" {
+			continue
+		}
+		if got := o.NodePool.Spec.Disruption.ConsolidationPolicy; got != v1alpha1.ConsolidationPolicyBalanced {
+			t.Errorf("consolidationPolicy %q, want Balanced", got)
+		}
+		for _, w := range o.Warnings() {
+			if strings.Contains(w.Error(), "consolidationPolicy") {
+				t.Errorf("a warning about the policy: %v", w)
+			}
+		}
+		return
+	}
+	t.Fatal("NodePool balanced was not converted")
 }

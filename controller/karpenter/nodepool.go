@@ -10,10 +10,6 @@ import (
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
 
-// consolidationBalanced is Karpenter 1.14's policy that weighs a move's
-// savings against its disruption.
-const consolidationBalanced = "Balanced"
-
 // DefaultNodeClassName is the NodeClass a NodePool without a nodeClassRef
 // (a documentation fragment) is given.
 const DefaultNodeClassName = "default"
@@ -38,12 +34,9 @@ func (c *converter) nodePool() error {
 		c.note("spec.template.spec.resources", valueOf(t.Resources), "not converted: a template does not set resources; Stowage sizes each NodeClaim for its pods")
 	}
 	if d := in.Spec.Disruption; d != nil {
+		// Karpenter's policies are Stowage's, Balanced (1.14) included, with
+		// the same BalancedK.
 		spec.Disruption = v1alpha1.Disruption{ConsolidationPolicy: d.ConsolidationPolicy, ConsolidateAfter: d.ConsolidateAfter, Budgets: d.Budgets}
-		if d.ConsolidationPolicy == consolidationBalanced {
-			spec.Disruption.ConsolidationPolicy = v1alpha1.ConsolidationPolicyWhenEmpty
-			c.note("spec.disruption.consolidationPolicy", d.ConsolidationPolicy, "converted to %s: Stowage has no Balanced policy (which weighs savings against disruption); WhenEmpty is the cautious choice, WhenEmptyOrUnderutilized the eager one",
-				v1alpha1.ConsolidationPolicyWhenEmpty)
-		}
 	}
 	spec.Limits, spec.Weight = in.Spec.Limits, in.Spec.Weight
 	if in.Spec.Replicas != nil {

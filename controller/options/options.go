@@ -152,7 +152,7 @@ func (o *Options) specs() []flagSpec {
 		{"batch-idle-duration", "BATCH_IDLE_DURATION", "close a provisioning batch after this long without a new pod", (*durationValue)(&o.BatchIdle)},
 		{"batch-max-duration", "BATCH_MAX_DURATION", "close a provisioning batch after this long at most", (*durationValue)(&o.BatchMax)},
 		{"spot-to-spot-consolidation", "SPOT_TO_SPOT_CONSOLIDATION", "let consolidation replace spot nodes with cheaper spot nodes (needs 15 cheaper spot types)", (*boolValue)(&o.SpotToSpotConsolidation)},
-		{"consolidation-min-savings", "CONSOLIDATION_MIN_SAVINGS", "share of a node's price a replacement must save, 0 to 1", (*floatValue)(&o.ConsolidationMinSavings)},
+		{"consolidation-min-savings", "CONSOLIDATION_MIN_SAVINGS", "share of the candidate nodes' price a consolidation replacement must save in a pool that sets no spec.disruption.consolidationMinSavings, 0 to 1", (*floatValue)(&o.ConsolidationMinSavings)},
 		{"consolidation-recent-window", "CONSOLIDATION_RECENT_WINDOW", "how long a node launched by a disruption is not consolidated", (*durationValue)(&o.ConsolidationRecentWindow)},
 		{"kube-client-qps", "KUBE_CLIENT_QPS", "API server requests per second", (*floatValue)(&o.KubeAPIQPS)},
 		{"kube-client-burst", "KUBE_CLIENT_BURST", "API server request burst", (*intValue)(&o.KubeAPIBurst)},

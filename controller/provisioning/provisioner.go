@@ -46,6 +46,8 @@ type Provisioner struct {
 	createConcurrency int
 	// dryRun reports decisions instead of acting on them (WithDryRun).
 	dryRun bool
+	// ramps notices workloads growing pod by pod.
+	ramps ramps
 	// bookingsSeen is told where each decision put the bookings' virtual
 	// pods (WithBookingObserver).
 	bookingsSeen func([]scheduler.BookingResult)
@@ -129,6 +131,7 @@ func (p *Provisioner) Provision(ctx context.Context) (*Batch, error) {
 	snap := p.cluster.Snapshot(b.Pods, types)
 	snap.Bookings = bookings
 	start := p.clk.Now()
+	snap.Expected = p.ramps.expected(snap, start)
 	b.Decision = scheduler.Solve(snap, p.decisionOptions())
 	SchedulingDuration.Observe(p.clk.Since(start).Seconds())
 	UnschedulablePods.Set(float64(len(b.Decision.Unschedulable)))
@@ -281,7 +284,8 @@ func (p *Provisioner) launched(claim *v1alpha1.NodeClaim, nc *scheduler.NewNodeC
 		p.recorder.Publish(NominatedEvent(pod, claim))
 	}
 	p.log.Info("created nodeclaim", "nodeclaim", claim.Name, "nodepool", pool.Name,
-		"instance_type", nc.InstanceTypes[0].Name, "instance_types", len(nc.InstanceTypes), "pods", len(nc.Pods))
+		"instance_type", nc.InstanceTypes[0].Name, "instance_types", len(nc.InstanceTypes), "pods", len(nc.Pods),
+		"room_for_expected_pods", nc.Anticipated)
 }
 
 // create names claim after its pool with a fresh suffix, trying another

@@ -21,6 +21,7 @@ spec:
   role: NodeRole
   subnetSelectorTerms: [{tags: {stowage.dev/discovery: scale-up-down}}]
   securityGroupSelectorTerms: [{tags: {stowage.dev/discovery: scale-up-down}}]
+  context: launch-context-name
 ---
 apiVersion: karpenter.sh/v1
 kind: NodePool
@@ -36,7 +37,6 @@ spec:
   disruption:
     consolidationPolicy: WhenEmpty
     consolidateAfter: 1m
-  replicas: 2
 `
 
 // TestKarpentersObjectsReplayAsStowagesEquivalents replays scale-up-down.yaml
@@ -58,8 +58,8 @@ func TestKarpentersObjectsReplayAsStowagesEquivalents(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if i == 1 && (len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0].Error(), "spec.replicas: not converted")) {
-			t.Errorf("warnings %v, want one on spec.replicas", s.Warnings)
+		if i == 1 && (len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0].Error(), "spec.context: not converted")) {
+			t.Errorf("warnings %v, want one on spec.context", s.Warnings)
 		}
 		if err := report.WriteJSON(&reports[i], run(t, s, false)); err != nil {
 			t.Fatal(err)

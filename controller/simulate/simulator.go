@@ -148,7 +148,8 @@ func (w *world) nextWorkloadChange() (time.Duration, bool) {
 // sample records the cluster now.
 func (w *world) sample() report.Sample {
 	s := report.Sample{PendingByTier: map[string]int{}, NodesByInstanceType: map[string]int{}, NodesByZone: map[string]int{},
-		NodesByCapacityType: map[string]int{}}
+		NodesByCapacityType: map[string]int{}, PodsByCapacityType: map[string]int{}, CostPerHourByCapacityType: map[string]float64{}}
+	capacityOf := map[string]string{} // node name -> capacity type
 	for _, ws := range w.workloads {
 		s.PendingByTier[ws.tier] += 0
 	}
@@ -165,6 +166,13 @@ func (w *world) sample() report.Sample {
 		s.NodesByZone[in.zone]++
 		s.NodesByCapacityType[in.capacityType]++
 		s.CostPerHour += in.price
+		s.CostPerHourByCapacityType[in.capacityType] += in.price
+		capacityOf[in.node] = in.capacityType
+	}
+	for _, sp := range w.pods {
+		if ct, ok := capacityOf[sp.node]; ok && sp.running {
+			s.PodsByCapacityType[ct]++
+		}
 	}
 	return s
 }

@@ -26,8 +26,10 @@ resource "stowage_node_pool" "web" {
   }
 
   disruption {
-    consolidation_policy = "WhenEmptyOrUnderutilized"
-    consolidate_after    = var.web.consolidate_after
+    consolidation_policy      = var.web.consolidation_policy
+    consolidation_min_savings = var.web.consolidation_min_savings
+    consolidate_after         = var.web.consolidate_after
+    return_after              = var.web.return_after
     dynamic "budget" {
       for_each = local.budgets.web
       content {
@@ -73,8 +75,9 @@ resource "stowage_node_pool" "batch" {
   }
 
   disruption {
-    consolidation_policy = var.batch.consolidation_policy
-    consolidate_after    = var.batch.consolidate_after
+    consolidation_policy      = var.batch.consolidation_policy
+    consolidation_min_savings = var.batch.consolidation_min_savings
+    consolidate_after         = var.batch.consolidate_after
     dynamic "budget" {
       for_each = local.budgets.batch
       content {
@@ -124,6 +127,7 @@ resource "stowage_node_pool" "gpu_inference" {
   disruption {
     consolidation_policy = "WhenEmpty"
     consolidate_after    = var.gpu_inference.consolidate_after
+    return_after         = var.gpu_inference.return_after
     dynamic "budget" {
       for_each = local.budgets.gpu_inference
       content {

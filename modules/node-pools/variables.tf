@@ -77,21 +77,28 @@ variable "web" {
     default, as the seed's pools: without a cap the cheapest fit for a large batch of pods is often one .metal node
     that holds most of them; null lifts it). `budget` caps disruption at any time;
     `business_hours_budget` caps the `business_hours_reasons` during `business_hours`. Limits are per pool.
+    `consolidation_policy` is WhenEmptyOrUnderutilized, or Balanced to weigh each move's saving against the
+    disruption of the pods it moves; `consolidation_min_savings` (a percentage such as "15%") is the share of the
+    nodes' price a replacement must save, the controller's default when null. `return_after` is how long spot must
+    have stayed available before the on-demand pool's nodes go back to it (Never to keep them).
   EOT
   type = object({
-    enabled                = optional(bool, true)
-    instance_families      = optional(list(string), ["c6i", "c7i", "m6i", "m7i", "c6a", "m6a"])
-    max_instance_cpu       = optional(number, 16)
-    spot_weight            = optional(number, 100)
-    on_demand_weight       = optional(number, 10)
-    spot_limits            = optional(map(string), { cpu = "1000", memory = "4000Gi" })
-    on_demand_limits       = optional(map(string), { cpu = "500", memory = "2000Gi" })
-    labels                 = optional(map(string), { tier = "web" })
-    consolidate_after      = optional(string, "5m")
-    expire_after           = optional(string, "720h")
-    budget                 = optional(string, "10%")
-    business_hours_budget  = optional(string, "0")
-    business_hours_reasons = optional(list(string), ["Drifted", "Underutilized"])
+    enabled                   = optional(bool, true)
+    instance_families         = optional(list(string), ["c6i", "c7i", "m6i", "m7i", "c6a", "m6a"])
+    max_instance_cpu          = optional(number, 16)
+    spot_weight               = optional(number, 100)
+    on_demand_weight          = optional(number, 10)
+    spot_limits               = optional(map(string), { cpu = "1000", memory = "4000Gi" })
+    on_demand_limits          = optional(map(string), { cpu = "500", memory = "2000Gi" })
+    labels                    = optional(map(string), { tier = "web" })
+    consolidate_after         = optional(string, "5m")
+    consolidation_policy      = optional(string, "WhenEmptyOrUnderutilized")
+    consolidation_min_savings = optional(string)
+    return_after              = optional(string, "10m")
+    expire_after              = optional(string, "720h")
+    budget                    = optional(string, "10%")
+    business_hours_budget     = optional(string, "0")
+    business_hours_reasons    = optional(list(string), ["Drifted", "Underutilized"])
   })
   default  = {}
   nullable = false
@@ -112,8 +119,20 @@ variable "web" {
     error_message = "web.budget and web.business_hours_budget must be node counts such as \"3\" or percentages from 0% to 100% such as \"10%\"."
   }
   validation {
-    condition     = alltrue([for r in var.web.business_hours_reasons : contains(["Empty", "Underutilized", "Drifted"], r)])
-    error_message = "web.business_hours_reasons must be among Empty, Underutilized and Drifted (expiry is not budgeted)."
+    condition     = alltrue([for r in var.web.business_hours_reasons : contains(["Empty", "Underutilized", "Drifted", "Fallback"], r)])
+    error_message = "web.business_hours_reasons must be among Empty, Underutilized, Drifted and Fallback (expiry is not budgeted)."
+  }
+  validation {
+    condition     = contains(["WhenEmptyOrUnderutilized", "Balanced"], var.web.consolidation_policy)
+    error_message = "web.consolidation_policy must be WhenEmptyOrUnderutilized or Balanced."
+  }
+  validation {
+    condition     = var.web.consolidation_min_savings == null || can(regex("^(100|[0-9]{1,2})%$", var.web.consolidation_min_savings))
+    error_message = "web.consolidation_min_savings must be a percentage from 0% to 100% such as \"15%\", or null for the controller's default."
+  }
+  validation {
+    condition     = var.web.return_after == "Never" || can(regex("^([0-9]+(\\.[0-9]+)?(h|m|s))+$", var.web.return_after))
+    error_message = "web.return_after must be a duration such as 10m, or Never."
   }
 }
 
@@ -124,19 +143,20 @@ variable "batch" {
     `max_instance_cpu` vCPUs (32 by default; null lifts the cap).
   EOT
   type = object({
-    enabled                = optional(bool, true)
-    instance_families      = optional(list(string), ["c6i", "c7i", "m6i", "m7i", "r6i", "r7i"])
-    max_instance_cpu       = optional(number, 32)
-    weight                 = optional(number, 20)
-    limits                 = optional(map(string), { cpu = "2000", memory = "8000Gi" })
-    labels                 = optional(map(string), { tier = "batch" })
-    taint                  = optional(object({ key = string, value = optional(string), effect = string }), { key = "workload", value = "batch", effect = "NoSchedule" })
-    consolidation_policy   = optional(string, "WhenEmpty")
-    consolidate_after      = optional(string, "2m")
-    expire_after           = optional(string, "168h")
-    budget                 = optional(string, "20%")
-    business_hours_budget  = optional(string, "20%")
-    business_hours_reasons = optional(list(string), ["Drifted"])
+    enabled                   = optional(bool, true)
+    instance_families         = optional(list(string), ["c6i", "c7i", "m6i", "m7i", "r6i", "r7i"])
+    max_instance_cpu          = optional(number, 32)
+    weight                    = optional(number, 20)
+    limits                    = optional(map(string), { cpu = "2000", memory = "8000Gi" })
+    labels                    = optional(map(string), { tier = "batch" })
+    taint                     = optional(object({ key = string, value = optional(string), effect = string }), { key = "workload", value = "batch", effect = "NoSchedule" })
+    consolidation_policy      = optional(string, "WhenEmpty")
+    consolidation_min_savings = optional(string)
+    consolidate_after         = optional(string, "2m")
+    expire_after              = optional(string, "168h")
+    budget                    = optional(string, "20%")
+    business_hours_budget     = optional(string, "20%")
+    business_hours_reasons    = optional(list(string), ["Drifted"])
   })
   default  = {}
   nullable = false
@@ -153,8 +173,12 @@ variable "batch" {
     error_message = "batch.weight must be from 1 to 100."
   }
   validation {
-    condition     = contains(["WhenEmpty", "WhenEmptyOrUnderutilized"], var.batch.consolidation_policy)
-    error_message = "batch.consolidation_policy must be WhenEmpty or WhenEmptyOrUnderutilized."
+    condition     = contains(["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"], var.batch.consolidation_policy)
+    error_message = "batch.consolidation_policy must be WhenEmpty, WhenEmptyOrUnderutilized or Balanced."
+  }
+  validation {
+    condition     = var.batch.consolidation_min_savings == null || can(regex("^(100|[0-9]{1,2})%$", var.batch.consolidation_min_savings))
+    error_message = "batch.consolidation_min_savings must be a percentage from 0% to 100% such as \"15%\", or null for the controller's default."
   }
   validation {
     condition     = var.batch.taint == null || contains(["NoSchedule", "PreferNoSchedule", "NoExecute"], try(var.batch.taint.effect, ""))
@@ -165,8 +189,8 @@ variable "batch" {
     error_message = "batch.budget and batch.business_hours_budget must be node counts such as \"3\" or percentages such as \"20%\"."
   }
   validation {
-    condition     = alltrue([for r in var.batch.business_hours_reasons : contains(["Empty", "Underutilized", "Drifted"], r)])
-    error_message = "batch.business_hours_reasons must be among Empty, Underutilized and Drifted (expiry is not budgeted)."
+    condition     = alltrue([for r in var.batch.business_hours_reasons : contains(["Empty", "Underutilized", "Drifted", "Fallback"], r)])
+    error_message = "batch.business_hours_reasons must be among Empty, Underutilized, Drifted and Fallback (expiry is not budgeted)."
   }
 }
 
@@ -174,9 +198,10 @@ variable "gpu_inference" {
   description = <<-EOT
     The GPU inference class (`gpu-inference`): diversified GPU types of comparable shape so that a shortage of one
     falls back to the next, at least `min_types` of them kept open, tainted for GPU workloads, and consolidated only
-    when empty (`WhenEmpty`) so that warm, model-loaded nodes are not moved. `min_nodes` keeps that many nodes whatever
-    the load (a floor consolidation never goes below); `capacity_block_lead_time` is how long before a Capacity Block's
-    end its nodes move off it (when `capacity_types` includes `reserved`).
+    when empty (`WhenEmpty`) so that warm, model-loaded nodes are not moved; for the same reason a node on
+    on-demand is not moved back to spot unless `return_after` is set to a duration. `min_nodes` keeps that many
+    nodes whatever the load (a floor consolidation never goes below); `capacity_block_lead_time` is how long before a
+    Capacity Block's end its nodes move off it (when `capacity_types` includes `reserved`).
   EOT
   type = object({
     enabled                  = optional(bool, true)
@@ -189,6 +214,7 @@ variable "gpu_inference" {
     taint                    = optional(object({ key = string, value = optional(string), effect = string }), { key = "nvidia.com/gpu", value = "true", effect = "NoSchedule" })
     root_volume_size         = optional(string, "200Gi")
     consolidate_after        = optional(string, "10m")
+    return_after             = optional(string, "Never")
     expire_after             = optional(string, "720h")
     budget                   = optional(string, "10%")
     business_hours_budget    = optional(string, "0")
@@ -223,8 +249,12 @@ variable "gpu_inference" {
     error_message = "gpu_inference.budget and gpu_inference.business_hours_budget must be node counts such as \"1\" or percentages such as \"10%\"."
   }
   validation {
-    condition     = alltrue([for r in var.gpu_inference.business_hours_reasons : contains(["Empty", "Underutilized", "Drifted"], r)])
-    error_message = "gpu_inference.business_hours_reasons must be among Empty, Underutilized and Drifted (expiry is not budgeted)."
+    condition     = alltrue([for r in var.gpu_inference.business_hours_reasons : contains(["Empty", "Underutilized", "Drifted", "Fallback"], r)])
+    error_message = "gpu_inference.business_hours_reasons must be among Empty, Underutilized, Drifted and Fallback (expiry is not budgeted)."
+  }
+  validation {
+    condition     = var.gpu_inference.return_after == "Never" || can(regex("^([0-9]+(\\.[0-9]+)?(h|m|s))+$", var.gpu_inference.return_after))
+    error_message = "gpu_inference.return_after must be a duration such as 30m, or Never."
   }
 }
 
@@ -286,8 +316,8 @@ variable "gpu_training" {
     error_message = "gpu_training.budget and gpu_training.business_hours_budget must be node counts such as \"1\" or percentages such as \"10%\"."
   }
   validation {
-    condition     = alltrue([for r in var.gpu_training.business_hours_reasons : contains(["Empty", "Underutilized", "Drifted"], r)])
-    error_message = "gpu_training.business_hours_reasons must be among Empty, Underutilized and Drifted (expiry is not budgeted)."
+    condition     = alltrue([for r in var.gpu_training.business_hours_reasons : contains(["Empty", "Underutilized", "Drifted", "Fallback"], r)])
+    error_message = "gpu_training.business_hours_reasons must be among Empty, Underutilized, Drifted and Fallback (expiry is not budgeted)."
   }
 }
 

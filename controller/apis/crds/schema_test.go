@@ -177,8 +177,7 @@ func TestCRDsMirrorGoValidation(t *testing.T) {
 	reqs := "spec.template.spec.requirements"
 	checkEnum(t, schemaAt(t, pool, reqs+".operator"), v1alpha1.Operators)
 	checkEnum(t, schemaAt(t, pool, "spec.disruption.budgets.reasons"), v1alpha1.DisruptionReasons)
-	checkEnum(t, schemaAt(t, pool, "spec.disruption.consolidationPolicy"),
-		[]string{v1alpha1.ConsolidationPolicyWhenEmpty, v1alpha1.ConsolidationPolicyWhenEmptyOrUnderutilized})
+	checkEnum(t, schemaAt(t, pool, "spec.disruption.consolidationPolicy"), v1alpha1.ConsolidationPolicies)
 
 	restricted := []string{
 		ruleSaying(t, pool, reqs, "must be well-known labels"),
@@ -274,6 +273,7 @@ func TestCRDsDefaultAsSetDefaults(t *testing.T) {
 		{pool, "spec.disruption", map[string]any{}},
 		{pool, "spec.disruption.consolidationPolicy", v1alpha1.ConsolidationPolicyWhenEmptyOrUnderutilized},
 		{pool, "spec.disruption.consolidateAfter", v1alpha1.DefaultConsolidateAfter},
+		{pool, "spec.disruption.returnAfter", v1alpha1.DefaultReturnAfter},
 		{pool, "spec.disruption.budgets", []map[string]string{{"nodes": v1alpha1.DefaultBudgetNodes}}},
 		{pool, "spec.disruption.budgets.nodes", v1alpha1.DefaultBudgetNodes},
 		{pool, "spec.template.spec.expireAfter", v1alpha1.DefaultExpireAfter},

@@ -10,6 +10,7 @@ import (
 const (
 	DefaultExpireAfter      = "720h"
 	DefaultConsolidateAfter = "0s"
+	DefaultReturnAfter      = "10m"
 	DefaultBudgetNodes      = "10%"
 	DefaultHTTPTokens       = "required"
 	DefaultHTTPEndpoint     = "enabled"
@@ -26,6 +27,9 @@ func (in *NodePool) SetDefaults() {
 	}
 	if spec.Disruption.ConsolidateAfter == nil {
 		spec.Disruption.ConsolidateAfter = ptr.To(MustParseDuration(DefaultConsolidateAfter))
+	}
+	if spec.Disruption.ReturnAfter == nil {
+		spec.Disruption.ReturnAfter = ptr.To(MustParseDuration(DefaultReturnAfter))
 	}
 	if len(spec.Disruption.Budgets) == 0 {
 		spec.Disruption.Budgets = []Budget{{Nodes: DefaultBudgetNodes}}

@@ -77,6 +77,10 @@ const (
 	// types of the nodes it replaced and of those they had replaced in turn
 	// (comma-separated): consolidation never replaces it with one of them.
 	AnnotationReplacedInstanceTypes = Group + "/replaced-instance-types"
+	// AnnotationDisruptionReason records, on a NodeClaim launched to replace
+	// nodes, the disruption reason of the command that launched it
+	// (Fallback: a return to preferred capacity, which holds it for an hour).
+	AnnotationDisruptionReason = Group + "/disruption-reason"
 
 	// TaintKeyDisrupted marks a node that is being drained and terminated.
 	TaintKeyDisrupted = Group + "/disrupted"

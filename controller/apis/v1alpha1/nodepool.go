@@ -131,7 +131,20 @@ type NodeClaimTemplateSpec struct {
 const (
 	ConsolidationPolicyWhenEmpty                = "WhenEmpty"
 	ConsolidationPolicyWhenEmptyOrUnderutilized = "WhenEmptyOrUnderutilized"
+	// ConsolidationPolicyBalanced is Karpenter's (v1.14): a move is made only
+	// when the share of the pool's cost it saves is at least 1/BalancedK of
+	// the share of the pool's disruption cost it causes.
+	ConsolidationPolicyBalanced = "Balanced"
 )
+
+// ConsolidationPolicies lists every consolidation policy.
+var ConsolidationPolicies = []string{ConsolidationPolicyWhenEmpty, ConsolidationPolicyWhenEmptyOrUnderutilized, ConsolidationPolicyBalanced}
+
+// BalancedK is Karpenter's consolidation threshold for the Balanced policy: a
+// move passes when its disruption share is at most BalancedK times its savings
+// share. 2 is the smallest value that lets a uniform pool replace a node by
+// one half its price (Karpenter's designs/balanced-consolidation.md).
+const BalancedK = 2
 
 // Disruption reasons a budget may name. Expiration is not one: as in
 // Karpenter v1, a node past its expireAfter is replaced whatever the budgets
@@ -141,25 +154,43 @@ const (
 	DisruptionReasonEmpty         = "Empty"
 	DisruptionReasonUnderutilized = "Underutilized"
 	DisruptionReasonDrifted       = "Drifted"
+	// DisruptionReasonFallback: the node runs on a fallback (a lower-weight
+	// pool, or on-demand where spot is allowed) and its preferred capacity is
+	// available again.
+	DisruptionReasonFallback = "Fallback"
 )
 
 // DisruptionReasons lists every reason a budget may name.
-var DisruptionReasons = []string{DisruptionReasonEmpty, DisruptionReasonUnderutilized, DisruptionReasonDrifted}
+var DisruptionReasons = []string{DisruptionReasonEmpty, DisruptionReasonUnderutilized, DisruptionReasonDrifted, DisruptionReasonFallback}
 
 // Disruption configures consolidation and the budgets that bound every voluntary disruption.
 type Disruption struct {
-	// ConsolidationPolicy is WhenEmpty (only nodes running no pod but DaemonSet pods are removed) or
+	// ConsolidationPolicy is WhenEmpty (only nodes running no pod but DaemonSet pods are removed),
 	// WhenEmptyOrUnderutilized (also nodes whose pods fit on the other nodes, or on one cheaper replacement,
-	// are removed or replaced).
+	// are removed or replaced) or Balanced (as WhenEmptyOrUnderutilized, but a move must also save a share
+	// of the pool's cost at least half the share of the pool's disruption cost it causes, Karpenter's rule).
 	// +optional
 	// +kubebuilder:default=WhenEmptyOrUnderutilized
-	// +kubebuilder:validation:Enum=WhenEmpty;WhenEmptyOrUnderutilized
+	// +kubebuilder:validation:Enum=WhenEmpty;WhenEmptyOrUnderutilized;Balanced
 	ConsolidationPolicy string `json:"consolidationPolicy,omitempty"`
 	// ConsolidateAfter is how long no pod may have been bound to or removed from a node before consolidation
 	// (emptiness included) acts on it; Never disables consolidation.
 	// +optional
 	// +kubebuilder:default="0s"
 	ConsolidateAfter *NillableDuration `json:"consolidateAfter,omitempty"`
+	// ConsolidationMinSavings is the share of the candidate nodes' cost per hour a consolidation that
+	// replaces them must save, as a percentage ("15%": the replacement costs at most 85% of what it
+	// replaces); the controller's --consolidation-min-savings when unset.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4
+	// +kubebuilder:validation:XValidation:rule=`self.matches(r'^(100|[0-9]{1,2})%$')`,message="consolidationMinSavings must be a percentage from 0% to 100% such as \"15%\""
+	ConsolidationMinSavings *string `json:"consolidationMinSavings,omitempty"`
+	// ReturnAfter is how long the capacity this pool's nodes would rather run on (a pool of higher weight that
+	// can take their pods, or spot where on-demand now runs) must have stayed available, its price steady,
+	// before nodes on a fallback are replaced on it; Never keeps them where they are.
+	// +optional
+	// +kubebuilder:default="10m"
+	ReturnAfter *NillableDuration `json:"returnAfter,omitempty"`
 	// Budgets cap how many nodes may be disrupted at once; the most restrictive active budget wins.
 	// +optional
 	// +kubebuilder:default={{nodes: "10%"}}
@@ -187,10 +218,10 @@ type Budget struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule=`self.matches(r'^[+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')`,message="duration must be a duration such as 30m or 8h"
 	Duration *metav1.Duration `json:"duration,omitempty"`
-	// Reasons the budget applies to (Empty, Underutilized, Drifted); all of them when empty. Expiration is
-	// not budgeted: a node past its expireAfter is replaced whatever the budgets say.
+	// Reasons the budget applies to (Empty, Underutilized, Drifted, Fallback); all of them when empty.
+	// Expiration is not budgeted: a node past its expireAfter is replaced whatever the budgets say.
 	// +optional
-	// +kubebuilder:validation:items:Enum=Empty;Underutilized;Drifted
+	// +kubebuilder:validation:items:Enum=Empty;Underutilized;Drifted;Fallback
 	Reasons []string `json:"reasons,omitempty"`
 }
 

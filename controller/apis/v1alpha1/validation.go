@@ -205,9 +205,13 @@ func validateNodeClassRef(path *field.Path, ref *NodeClassReference) field.Error
 
 func validateDisruption(path *field.Path, d *Disruption) field.ErrorList {
 	var errs field.ErrorList
-	policies := []string{ConsolidationPolicyWhenEmpty, ConsolidationPolicyWhenEmptyOrUnderutilized}
-	if d.ConsolidationPolicy != "" && !slices.Contains(policies, d.ConsolidationPolicy) {
-		errs = append(errs, field.NotSupported(path.Child("consolidationPolicy"), d.ConsolidationPolicy, policies))
+	if d.ConsolidationPolicy != "" && !slices.Contains(ConsolidationPolicies, d.ConsolidationPolicy) {
+		errs = append(errs, field.NotSupported(path.Child("consolidationPolicy"), d.ConsolidationPolicy, ConsolidationPolicies))
+	}
+	if d.ConsolidationMinSavings != nil {
+		if _, err := ParseShare(*d.ConsolidationMinSavings); err != nil {
+			errs = append(errs, field.Invalid(path.Child("consolidationMinSavings"), *d.ConsolidationMinSavings, err.Error()))
+		}
 	}
 	for i, b := range d.Budgets {
 		errs = append(errs, validateBudget(path.Child("budgets").Index(i), b)...)
@@ -238,6 +242,16 @@ func validateBudget(path *field.Path, b Budget) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// ParseShare reads a percentage from "0%" to "100%" as a share from 0 to 1.
+func ParseShare(s string) (float64, error) {
+	v, pct := strings.CutSuffix(s, "%")
+	n, err := strconv.Atoi(v)
+	if err != nil || !pct || n < 0 || n > 100 || v != strconv.Itoa(n) {
+		return 0, fmt.Errorf("want a percentage from 0%% to 100%% such as \"15%%\"")
+	}
+	return float64(n) / 100, nil
 }
 
 // BudgetNodes is a parsed Budget.Nodes: a count or a percentage.

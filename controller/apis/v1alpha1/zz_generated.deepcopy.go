@@ -237,6 +237,15 @@ func (in *Disruption) DeepCopyInto(out *Disruption) {
 		in, out := &in.ConsolidateAfter, &out.ConsolidateAfter
 		*out = (*in).DeepCopy()
 	}
+	if in.ConsolidationMinSavings != nil {
+		in, out := &in.ConsolidationMinSavings, &out.ConsolidationMinSavings
+		*out = new(string)
+		**out = **in
+	}
+	if in.ReturnAfter != nil {
+		in, out := &in.ReturnAfter, &out.ReturnAfter
+		*out = (*in).DeepCopy()
+	}
 	if in.Budgets != nil {
 		in, out := &in.Budgets, &out.Budgets
 		*out = make([]Budget, len(*in))

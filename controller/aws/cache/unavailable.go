@@ -44,7 +44,9 @@ type Unavailable struct {
 	clk     clock.PassiveClock
 	backoff Backoff
 	entries map[Offering]*entry
-	seq     uint64
+	// shortages are each offering's recent shortages (shortages.go)
+	shortages map[Offering][]shortage
+	seq       uint64
 }
 
 // NewUnavailable returns an empty shortage memory.
@@ -55,7 +57,7 @@ func NewUnavailable(clk clock.PassiveClock, b Backoff) *Unavailable {
 	if b.Max < b.Initial {
 		b.Max = max(DefaultBackoff.Max, b.Initial)
 	}
-	return &Unavailable{clk: clk, backoff: b, entries: map[Offering]*entry{}}
+	return &Unavailable{clk: clk, backoff: b, entries: map[Offering]*entry{}, shortages: map[Offering][]shortage{}}
 }
 
 // MarkUnavailable records a shortage of o and returns how long it is now avoided.
@@ -63,6 +65,7 @@ func (u *Unavailable) MarkUnavailable(o Offering) time.Duration {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	now := u.clk.Now()
+	u.noteShortage(o, now)
 	e, ok := u.entries[o]
 	if !ok || now.Sub(e.until) >= e.penalty {
 		e = &entry{}
@@ -85,6 +88,7 @@ func (u *Unavailable) MarkUnavailable(o Offering) time.Duration {
 func (u *Unavailable) MarkAvailable(o Offering) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	u.endShortage(o)
 	if _, ok := u.entries[o]; ok {
 		delete(u.entries, o)
 		u.seq++
@@ -109,15 +113,24 @@ func (u *Unavailable) Seq() uint64 {
 }
 
 // NextExpiry is the earliest time an avoided offering becomes available again,
-// or the zero time when none is avoided.
+// or a recent shortage stops counting (RecentShortages), or the zero time
+// when neither will happen.
 func (u *Unavailable) NextExpiry() time.Time {
 	u.mu.RLock()
 	defer u.mu.RUnlock()
 	now := u.clk.Now()
 	var next time.Time
+	earliest := func(t time.Time) {
+		if now.Before(t) && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
 	for _, e := range u.entries {
-		if now.Before(e.until) && (next.IsZero() || e.until.Before(next)) {
-			next = e.until
+		earliest(e.until)
+	}
+	for _, hist := range u.shortages {
+		for _, s := range hist {
+			earliest(s.last.Add(ShortageWindow))
 		}
 	}
 	return next

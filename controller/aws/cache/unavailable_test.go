@@ -83,3 +83,55 @@ func TestNextExpiryAndSeq(t *testing.T) {
 		t.Fatalf("next expiry %v seq %d, want %v and 1", u.NextExpiry(), u.Seq(), want)
 	}
 }
+
+func TestRecentShortagesCountSpellsNotReports(t *testing.T) {
+	o := cache.Offering{InstanceType: "c7i.xlarge", Zone: "us-east-1a", CapacityType: "spot"}
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC))
+	u := cache.NewUnavailable(clk, cache.DefaultBackoff)
+	steps := []struct {
+		advance time.Duration
+		mark    bool
+		launch  bool
+		want    int
+	}{
+		{want: 0},
+		{mark: true, want: 1},
+		// A storm: the provisioner tries again each time the backoff lapses.
+		{advance: 5 * time.Minute, mark: true, want: 1},
+		{advance: 20 * time.Minute, mark: true, want: 1},
+		// It launches: the spell ends, and still counts for an hour after
+		// its last report.
+		{advance: 15 * time.Minute, launch: true, want: 1},
+		// Short again after a launch: a second spell, a flapping offering.
+		{advance: 10 * time.Minute, mark: true, want: 2},
+		// The first spell's last report was at 25m: it leaves the window at 1h25m.
+		{advance: 34 * time.Minute, want: 2},
+		{advance: time.Minute, want: 1},
+		{advance: 50 * time.Minute, want: 0},
+		// A report an hour after the last starts a spell of its own.
+		{mark: true, want: 1},
+	}
+	for i, s := range steps {
+		clk.Step(s.advance)
+		if s.launch {
+			u.MarkAvailable(o)
+		}
+		if s.mark {
+			u.MarkUnavailable(o)
+		}
+		if got := u.RecentShortages(o); got != s.want {
+			t.Fatalf("step %d (%s): %d recent shortages, want %d", i, clk.Now().Format("15:04"), got, s.want)
+		}
+	}
+}
+
+func TestNextExpiryIncludesAShortageLeavingTheWindow(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC))
+	u := cache.NewUnavailable(clk, cache.DefaultBackoff)
+	o := cache.Offering{InstanceType: "m6i.large", Zone: "a", CapacityType: "spot"}
+	u.MarkUnavailable(o)
+	u.MarkAvailable(o)
+	if want := clk.Now().Add(cache.ShortageWindow); !u.NextExpiry().Equal(want) {
+		t.Fatalf("next expiry %v, want %v: the list of offerings must be rebuilt when the shortage stops counting", u.NextExpiry(), want)
+	}
+}

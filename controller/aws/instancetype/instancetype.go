@@ -197,6 +197,7 @@ func (p *Provider) reserved(name string, q Query) cloudprovider.Offerings {
 }
 
 func (p *Provider) offering(name, zone, ct string, price float64) cloudprovider.Offering {
-	short := p.unavailable.IsUnavailable(cache.Offering{InstanceType: name, Zone: zone, CapacityType: ct})
-	return cloudprovider.Offering{Zone: zone, CapacityType: ct, Price: price, Available: !short}
+	o := cache.Offering{InstanceType: name, Zone: zone, CapacityType: ct}
+	return cloudprovider.Offering{Zone: zone, CapacityType: ct, Price: price, Available: !p.unavailable.IsUnavailable(o),
+		RecentShortages: p.unavailable.RecentShortages(o)}
 }

@@ -29,7 +29,7 @@ func (sv *solver) finish(r *Results) {
 			b = &limitBudget{spent: n.pool.baseUsage, pending: n.pool.usage.Sub(n.pool.baseUsage)}
 			budgets[n.pool] = b
 		}
-		nc, worst := sv.newNodeClaim(n, b.headroom(n))
+		nc, worst := sv.newNodeClaim(n, b.headroom(n), sv.anticipate(n))
 		b.spent = b.spent.Add(worst)
 		r.NewNodeClaims = append(r.NewNodeClaims, nc)
 	}
@@ -44,25 +44,16 @@ func comparePods(a, b *corev1.Pod) int {
 	return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
 }
 
-// newNodeClaim ranks every type that fits the claim's pods by price, within the
-// headroom its pool's limits leave it (limits.go), and keeps at most
-// MaxInstanceTypes of them. It returns the claim and its worst case: the
-// largest capacity, resource by resource, that its launch may bring.
-func (sv *solver) newNodeClaim(n *node, headroom scheduling.Resources) (*NewNodeClaim, scheduling.Resources) {
-	var ranked []*typeOption
-	// Every type is considered, not only those from cur on: a claim sized
-	// for alike pods that went elsewhere shrinks back.
-	for _, t := range n.types {
-		if !n.used.Fits(t.alloc) {
-			continue
-		}
-		if n.pool.exceeds(t.it.Capacity, headroom) {
-			continue
-		}
-		ranked = append(ranked, t)
-		if len(ranked) == sv.opts.MaxInstanceTypes {
-			break
-		}
+// newNodeClaim ranks every type that fits the claim's pods, and the room it
+// keeps for expected pods, by price, within the headroom its pool's limits
+// leave it (limits.go), and keeps at most MaxInstanceTypes of them; without
+// the room when no type within the limits holds it. It returns the claim and
+// its worst case: the largest capacity, resource by resource, that its launch
+// may bring.
+func (sv *solver) newNodeClaim(n *node, headroom scheduling.Resources, room anticipated) (*NewNodeClaim, scheduling.Resources) {
+	ranked := sv.rank(n, headroom, n.used.Add(room.requests))
+	if len(ranked) == 0 {
+		ranked, room = sv.rank(n, headroom, n.used), anticipated{}
 	}
 	first := ranked[0]
 	names := make([]string, len(ranked))
@@ -81,7 +72,24 @@ func (sv *solver) newNodeClaim(n *node, headroom scheduling.Resources) (*NewNode
 	}
 	slices.SortStableFunc(pods, comparePods)
 	return &NewNodeClaim{Name: n.name, NodePool: n.pool.name, Requirements: reqs, InstanceTypes: types, Pods: pods,
-		Requests: n.used.Add(first.daemonSet), DaemonSetRequests: first.daemonSet, Offering: offering}, worst
+		Requests: n.used.Add(first.daemonSet), DaemonSetRequests: first.daemonSet, Offering: offering, Anticipated: room.pods}, worst
+}
+
+// rank lists the claim's types that hold need within headroom, cheapest
+// first, at most MaxInstanceTypes. Every type is considered, not only those
+// from cur on: a claim sized for alike pods that went elsewhere shrinks back.
+func (sv *solver) rank(n *node, headroom, need scheduling.Resources) []*typeOption {
+	var ranked []*typeOption
+	for _, t := range n.types {
+		if !need.Fits(t.alloc) || n.pool.exceeds(t.it.Capacity, headroom) {
+			continue
+		}
+		ranked = append(ranked, t)
+		if len(ranked) == sv.opts.MaxInstanceTypes {
+			break
+		}
+	}
+	return ranked
 }
 
 // exceeds reports whether capacity goes over headroom in a resource the pool limits.

@@ -44,6 +44,9 @@ type NewNodeClaim struct {
 	DaemonSetRequests scheduling.Resources
 	// Offering is the cheapest offering of the first instance type.
 	Offering cloudprovider.Offering
+	// Anticipated is how many expected pods (Snapshot.Expected) the claim
+	// keeps room for beyond its own.
+	Anticipated int
 }
 
 // Price is the hourly price of the cheapest offering.

@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
@@ -30,6 +31,11 @@ type Snapshot struct {
 	PersistentVolumeClaims []*corev1.PersistentVolumeClaim
 	PersistentVolumes      []*corev1.PersistentVolume
 	StorageClasses         []*storagev1.StorageClass
+	// Expected is, per workload (the UID of a pending pod's controller), how
+	// many more of its pods are expected soon: a new claim for its pods is
+	// sized for them too, where that makes each pod cheaper, and keeps room
+	// for them. Those pods are not placed, nominated or reported.
+	Expected map[types.UID]int
 	// Now is the decision's instant: a Capacity Block is used only from its
 	// start to its end less its pool's capacityBlockLeadTime (blocks.go).
 	// Zero leaves every reservation's window open.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/scheduling"
@@ -35,6 +36,9 @@ type solver struct {
 	shapes map[shape]int
 	// shapeCosts caches, per shape, what new nodes cost per pod (cost-aware).
 	shapeCosts map[shape]shapeCost
+	// expected is, per shape, the pods expected soon (Snapshot.Expected) no
+	// claim keeps room for yet; shapes counts them too.
+	expected map[shape]int
 	// tolerationStep is true when some pool has a PreferNoSchedule taint:
 	// respect then blocks on such taints until a pod's last relaxation.
 	tolerationStep bool
@@ -98,8 +102,9 @@ func solve(s *Snapshot, opts Options) *Results {
 
 func newSolver(s *Snapshot, opts Options) *solver {
 	sv := &solver{snapshot: s, opts: opts, classes: map[string]*podClass{}, shapes: map[shape]int{}, shapeCosts: map[shape]shapeCost{},
-		fitFrom: map[requestsKey]int{},
-		keys:    labelKeys{literal: opts.NoKarpenterLabels}}
+		expected: map[shape]int{},
+		fitFrom:  map[requestsKey]int{},
+		keys:     labelKeys{literal: opts.NoKarpenterLabels}}
 	sv.volumes = newVolumeTopology(s)
 	for _, np := range sortedPools(s.NodePools) {
 		sv.pools = append(sv.pools, newPool(np, sv.windowed(np), s.DaemonSets, sv.keys))
@@ -155,6 +160,12 @@ func (sv *solver) podInfos() []*podInfo {
 		p.class = sv.classFor(p.pod)
 		p.shape = shapeOf(p)
 		sv.shapes[p.shape]++
+		if owner := metav1.GetControllerOf(p.pod); owner != nil {
+			sv.expected[p.shape] = max(sv.expected[p.shape], sv.snapshot.Expected[owner.UID])
+		}
+	}
+	for sh, n := range sv.expected {
+		sv.shapes[sh] += n
 	}
 	sv.linkMatches()
 	// A booking's virtual pods go after every real pod: real pods take room

@@ -61,7 +61,8 @@ func fill(s *report.Series, n int, typeOf map[string]string, zones []string, sca
 	for i := range n {
 		level := min(i, n-i)
 		sm := report.Sample{PendingByTier: map[string]int{}, NodesByInstanceType: map[string]int{}, NodesByZone: map[string]int{},
-			NodesByCapacityType: map[string]int{"on-demand": 2 + level/4}, CostPerHour: 1.5 + 0.1*float64(level)}
+			NodesByCapacityType: map[string]int{"on-demand": 2 + level/4}, CostPerHour: 1.5 + 0.1*float64(level),
+			PodsByCapacityType: map[string]int{"on-demand": 3 * level}, CostPerHourByCapacityType: map[string]float64{"on-demand": 1.5 + 0.1*float64(level)}}
 		for tier, it := range typeOf {
 			sm.PendingByTier[tier] = level * scale / 2
 			sm.NodesByInstanceType[it] = 1 + level/8

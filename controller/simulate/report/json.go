@@ -62,7 +62,10 @@ type jsonSeries struct {
 	NodesByInstanceType map[string][]int `json:"nodes_by_instance_type"`
 	NodesByZone         map[string][]int `json:"nodes_by_zone"`
 	NodesByCapacityType map[string][]int `json:"nodes_by_capacity_type"`
+	PodsByCapacityType  map[string][]int `json:"pods_by_capacity_type"`
 	CostPerHour         []float64        `json:"cost_usd_per_hour"`
+	// capacity type -> cost per hour
+	CostPerHourByCapacityType map[string][]float64 `json:"cost_usd_per_hour_by_capacity_type"`
 }
 
 type jsonOffering struct {
@@ -199,12 +202,21 @@ func toJSONSystem(s *System) jsonSystem {
 }
 
 func toJSONSeries(s *Series) jsonSeries {
-	cost := make([]float64, 0, len(s.CostPerHour))
-	for _, c := range s.CostPerHour {
-		cost = append(cost, round(c, moneyPlaces))
+	byCapacity := map[string][]float64{}
+	for ct, col := range s.CostPerHourByCapacityType {
+		byCapacity[ct] = roundMoney(col)
 	}
 	return jsonSeries{PendingByTier: nonNil(s.PendingByTier), NodesByInstanceType: nonNil(s.NodesByInstanceType),
-		NodesByZone: nonNil(s.NodesByZone), NodesByCapacityType: nonNil(s.NodesByCapacityType), CostPerHour: cost}
+		NodesByZone: nonNil(s.NodesByZone), NodesByCapacityType: nonNil(s.NodesByCapacityType),
+		PodsByCapacityType: nonNil(s.PodsByCapacityType), CostPerHour: roundMoney(s.CostPerHour), CostPerHourByCapacityType: byCapacity}
+}
+
+func roundMoney(col []float64) []float64 {
+	out := make([]float64, 0, len(col))
+	for _, c := range col {
+		out = append(out, round(c, moneyPlaces))
+	}
+	return out
 }
 
 func toJSONInterruption(in Interruption) jsonInterruption {

@@ -35,11 +35,13 @@ type doc struct {
 			MaxPending    int                `json:"max_pending"`
 		} `json:"tiers"`
 		Series struct {
-			PendingByTier       map[string][]int `json:"pending_by_tier"`
-			NodesByInstanceType map[string][]int `json:"nodes_by_instance_type"`
-			NodesByZone         map[string][]int `json:"nodes_by_zone"`
-			NodesByCapacityType map[string][]int `json:"nodes_by_capacity_type"`
-			CostPerHour         []float64        `json:"cost_usd_per_hour"`
+			PendingByTier       map[string][]int     `json:"pending_by_tier"`
+			NodesByInstanceType map[string][]int     `json:"nodes_by_instance_type"`
+			NodesByZone         map[string][]int     `json:"nodes_by_zone"`
+			NodesByCapacityType map[string][]int     `json:"nodes_by_capacity_type"`
+			PodsByCapacityType  map[string][]int     `json:"pods_by_capacity_type"`
+			CostPerHour         []float64            `json:"cost_usd_per_hour"`
+			CostByCapacityType  map[string][]float64 `json:"cost_usd_per_hour_by_capacity_type"`
 		} `json:"series"`
 		Fallbacks []struct {
 			At       string             `json:"at"`
@@ -104,6 +106,8 @@ func TestJSONReadsBack(t *testing.T) {
 		{"stowage inference p99", stow.Tiers[0].TimeToRunning["p99_seconds"], 141.0},
 		{"series length", len(ca.Series.NodesByZone["us-east-1a"]), 60},
 		{"cost series rounded", stow.Series.CostPerHour[3], 1.8},
+		{"cost by capacity type rounded", stow.Series.CostByCapacityType["on-demand"][3], 1.8},
+		{"pods by capacity type", stow.Series.PodsByCapacityType["on-demand"][3], 9},
 		{"fallback chosen", (*stow.Fallbacks[0].Chosen)["zone"], "us-east-1b"},
 		{"fallback with nothing chosen", ca.Fallbacks[0].Chosen == nil, true},
 		{"notice to ready", *stow.Interruptions[0].NoticeToReady, 70.0},

@@ -12,8 +12,12 @@ type Series struct {
 	NodesByZone map[string][]int
 	// capacity type -> nodes
 	NodesByCapacityType map[string][]int
+	// capacity type -> pods running on its nodes
+	PodsByCapacityType map[string][]int
 	// CostPerHour is the price of the nodes running, in dollars an hour.
 	CostPerHour []float64
+	// capacity type -> the price of its nodes, in dollars an hour
+	CostPerHourByCapacityType map[string][]float64
 }
 
 // Sample is the state at one step, as Series.Append takes it; keys missing
@@ -27,7 +31,11 @@ type Sample struct {
 	NodesByZone map[string]int
 	// capacity type -> nodes
 	NodesByCapacityType map[string]int
-	CostPerHour         float64
+	// capacity type -> pods running on its nodes
+	PodsByCapacityType map[string]int
+	CostPerHour        float64
+	// capacity type -> the price of its nodes
+	CostPerHourByCapacityType map[string]float64
 }
 
 // Len is the number of samples.
@@ -41,16 +49,18 @@ func (s *Series) Append(sm Sample) {
 	s.NodesByInstanceType = appendColumn(s.NodesByInstanceType, sm.NodesByInstanceType, n)
 	s.NodesByZone = appendColumn(s.NodesByZone, sm.NodesByZone, n)
 	s.NodesByCapacityType = appendColumn(s.NodesByCapacityType, sm.NodesByCapacityType, n)
+	s.PodsByCapacityType = appendColumn(s.PodsByCapacityType, sm.PodsByCapacityType, n)
+	s.CostPerHourByCapacityType = appendColumn(s.CostPerHourByCapacityType, sm.CostPerHourByCapacityType, n)
 	s.CostPerHour = append(s.CostPerHour, sm.CostPerHour)
 }
 
-func appendColumn(cols map[string][]int, values map[string]int, n int) map[string][]int {
+func appendColumn[T int | float64](cols map[string][]T, values map[string]T, n int) map[string][]T {
 	if cols == nil {
-		cols = map[string][]int{}
+		cols = map[string][]T{}
 	}
 	for k := range values {
 		if _, ok := cols[k]; !ok {
-			cols[k] = make([]int, n, n+1)
+			cols[k] = make([]T, n, n+1)
 		}
 	}
 	for k, col := range cols {
