@@ -6,6 +6,7 @@
 #
 #   hack/bench.sh [go test flags]            every benchmark; the flags go to every `go test`
 #   BENCH_ONLY=Launch hack/bench.sh          only the entries whose package or -bench matches
+#   BENCH_SET=soak hack/bench.sh             the long cases of SOAK_BENCHMARKS instead (make soak)
 #
 # The workloads are in ../shared/bench/WORKLOADS.md.
 set -euo pipefail
@@ -21,7 +22,7 @@ cd "$(dirname "$0")/.."
 BENCHMARKS=(
 	"./controller/provisioning/scheduler/ | ^BenchmarkSolve$ | 1x | 60m |
 		BENCH workload=W1 catalogue=C1 pods=1000; BENCH workload=W1 catalogue=C1 pods=5000;
-		BENCH workload=W1 catalogue=C1 pods=50000; BENCH workload=W1 catalogue=C2 pods=1000;
+		BENCH workload=W1 catalogue=C1 pods=50000; BENCH workload=W1 catalogue=C1 pods=150000; BENCH workload=W1 catalogue=C2 pods=1000;
 		BENCH workload=W1 catalogue=C2 pods=5000; BENCH workload=W3 preferences=respect;
 		BENCH workload=W3 preferences=ignore; BENCH workload=W3 preferences=cost-aware"
 	"./controller/aws/ | ^BenchmarkLaunch$ | 200x | 15m | BENCH cloud=launch"
@@ -29,8 +30,9 @@ BENCHMARKS=(
 	"./controller/e2e/ | ^BenchmarkUnschedulableToCreateFleet$ | 1x | 15m | BENCH e2e=unschedulable-to-createfleet"
 	"./controller/e2e/ | ^BenchmarkLeaderFailover$ | 1x | 15m | BENCH e2e=failover mode=crash; BENCH e2e=failover mode=graceful"
 	"./controller/e2e/ | ^BenchmarkInterruptionLambdaMark$ | 1x | 20m | BENCH lambda=mark"
-	"./controller/disruption/ | ^BenchmarkConsolidation$ | 1x | 15m | BENCH disruption=consolidation nodes=2000"
-	"./controller/simulate/ | ^BenchmarkSimulateDay$ | 1x | 30m | BENCH simulate=day-10k"
+	"./controller/disruption/ | ^BenchmarkConsolidation$/^nodes=(2000|10000)$ | 1x | 20m |
+		BENCH disruption=consolidation nodes=2000; BENCH disruption=consolidation nodes=10000"
+	"./controller/simulate/ | ^BenchmarkSimulateDay$/^day-10k$ | 1x | 30m | BENCH simulate=day-10k"
 	"./controller/e2e/ | ^TestChaosSoak$ | - | 15m | BENCH chaos=soak"
 	"./internal/headtohead/ | ^BenchmarkHeadToHead$ | 1x | 150m |
 		BENCH headtohead=basic/scale-out system=karpenter; BENCH headtohead=basic/scale-out system=stowage; BENCH headtohead=basic/scale-in system=karpenter; BENCH headtohead=basic/scale-in system=stowage;
@@ -41,6 +43,15 @@ BENCHMARKS=(
 		BENCH headtohead=wide-deployments/scale-out system=karpenter; BENCH headtohead=wide-deployments/scale-out system=stowage; BENCH headtohead=wide-deployments/scale-in system=karpenter; BENCH headtohead=wide-deployments/scale-in system=stowage;
 		BENCH headtohead=drift/scale-out system=karpenter; BENCH headtohead=drift/scale-out system=stowage; BENCH headtohead=drift/drift system=karpenter; BENCH headtohead=drift/drift system=stowage;
 		BENCH headtohead=machine"
+)
+
+# The scale envelope's long cases, which `make soak` runs (BENCH_SET=soak):
+# a simulated day at 10,000 nodes and 150,000 pods, one consolidation round
+# over 30,000 nodes, and the bed stepped up until a stop rule holds.
+SOAK_BENCHMARKS=(
+	"./controller/simulate/ | ^BenchmarkSimulateDay$/^day-150k$ | 1x | 600m | BENCH simulate=day-150k"
+	"./controller/disruption/ | ^BenchmarkConsolidation$/^nodes=30000$ | 1x | 60m | BENCH disruption=consolidation nodes=30000"
+	"./controller/e2e/ | ^BenchmarkBedEnvelope$ | 1x | 600m | BENCH bed=envelope-limit"
 )
 
 # trim prints $1 with its runs of white space made single spaces and its ends stripped.
@@ -99,8 +110,9 @@ run_entry() {
 }
 
 main() {
-	local entry failed=()
-	for entry in "${BENCHMARKS[@]}"; do
+	local entry failed=() entries=("${BENCHMARKS[@]}")
+	[[ "${BENCH_SET:-}" != soak ]] || entries=("${SOAK_BENCHMARKS[@]}")
+	for entry in "${entries[@]}"; do
 		if [[ -n "${BENCH_ONLY:-}" ]] && ! grep -qE -- "$BENCH_ONLY" <<<"$(trim "$entry" | cut -d'|' -f1,2)"; then
 			continue
 		fi

@@ -11,13 +11,19 @@ import (
 	"github.com/stowage-dev/stowage/provider/internal/provider"
 )
 
-// version is set at build time (-ldflags "-X main.version=...").
-var version = "dev"
+// version and imageDigest are set at build time by make release
+// (-ldflags "-X main.version=1.2.3 -X main.imageDigest=sha256:..."): the
+// digest is the controller image's index, built first, which
+// stowage_controller deploys by default.
+var (
+	version     = "dev"
+	imageDigest = ""
+)
 
 func main() {
 	debug := flag.Bool("debug", false, "run the provider for a debugger (prints TF_REATTACH_PROVIDERS)")
 	flag.Parse()
-	server, err := provider.NewServer(version)()
+	server, err := provider.NewReleaseServer(version, imageDigest)()
 	if err != nil {
 		log.Fatal(err)
 	}

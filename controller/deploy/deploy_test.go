@@ -236,6 +236,17 @@ func TestDeploymentIsNonRootReadOnlyAndConfined(t *testing.T) {
 	}
 }
 
+// TestTheImageIsTheDevelopmentBuildsNeverLatest: the manifests name the
+// image `make image` builds from the tree; a release's provider replaces it
+// with its own, pinned by digest. A moving tag would run whatever was pushed
+// last.
+func TestTheImageIsTheDevelopmentBuildsNeverLatest(t *testing.T) {
+	d := only[*appsv1.Deployment](t, manifests(t))
+	if img := d.Spec.Template.Spec.Containers[0].Image; img != "ghcr.io/stowage-dev/stowage:dev" {
+		t.Errorf("the Deployment runs %q, want ghcr.io/stowage-dev/stowage:dev", img)
+	}
+}
+
 func TestDeploymentProbesAndPortsMatchTheOptions(t *testing.T) {
 	d := only[*appsv1.Deployment](t, manifests(t))
 	c := d.Spec.Template.Spec.Containers[0]

@@ -16,28 +16,27 @@ import (
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler/schedulertest"
 )
 
-// Benchmark sizes: 2,000 nodes carrying 20,000 pods.
-const (
-	benchNodes = 2000
-	benchPods  = 20000
-	// benchType is every node's instance type: C2's m-16x (16 vCPU, 64 GiB).
-	benchType = "m-16x-amd64-linux"
-)
+// benchType is every node's instance type: C2's m-16x (16 vCPU, 64 GiB).
+const benchType = "m-16x-amd64-linux"
 
-// thinFleet is the benchmark's cluster, written down so that anyone can
-// build it again:
-//   - the pods are schedulertest.W1(20000), the public W1 population (its
+// benchFleets are the fleet sizes measured, in nodes, each carrying ten pods
+// a node: 2,000 (make bench) and the scale envelope's 10,000 and 30,000
+// (make soak).
+var benchFleets = []int{2000, 10000, 30000}
+
+// thinFleet is the benchmark's cluster of n nodes, written down so that
+// anyone can build it again:
+//   - the pods are schedulertest.W1(10n), the public W1 population (its
 //     sizes, labels, zone spreads and zone self-affinity), except that the
 //     hostname groups (spread and anti-affinity) lose their constraint: W1's
-//     4,000 pods that each need a node of their own cannot share 2,000
-//     nodes;
-//   - the nodes are 2,000 spot m-16x of catalogue C2, node i in zone
+//     2n pods that each need a node of their own cannot share n nodes;
+//   - the nodes are n spot m-16x of catalogue C2, node i in zone
 //     test-zone-<a+i%4>, each with a Ready NodeClaim of one pool that allows
 //     every C2 type, spot and on-demand, with a budget of 100%;
-//   - pod j runs on node j%2000: ten pods a node, about 42% of its CPU and 20%
+//   - pod j runs on node j%n: ten pods a node, about 42% of its CPU and 20%
 //     of its memory in use, every W1 constraint group spread over every zone.
-func thinFleet() (*scheduler.Snapshot, []*corev1.Pod) {
-	pods := schedulertest.W1(benchPods)
+func thinFleet(n int) (*scheduler.Snapshot, []*corev1.Pod) {
+	pods := schedulertest.W1(10 * n)
 	for _, p := range pods {
 		if p.Spec.Affinity != nil && p.Spec.Affinity.PodAntiAffinity != nil {
 			p.Spec.Affinity = nil
@@ -54,8 +53,8 @@ func thinFleet() (*scheduler.Snapshot, []*corev1.Pod) {
 	snap.NodePools = []*v1alpha1.NodePool{np}
 	zones := []string{"test-zone-a", "test-zone-b", "test-zone-c", "test-zone-d"}
 	ready := metav1.NewTime(epoch.Add(-time.Hour))
-	for i := range benchNodes {
-		name := fmt.Sprintf("node-%04d", i)
+	for i := range n {
+		name := fmt.Sprintf("node-%05d", i)
 		labels := it.Requirements.Labels()
 		labels[corev1.LabelTopologyZone], labels[v1alpha1.LabelCapacityType] = zones[i%4], v1alpha1.CapacityTypeSpot
 		labels[corev1.LabelHostname], labels[v1alpha1.LabelNodePool] = name, np.Name
@@ -68,7 +67,7 @@ func thinFleet() (*scheduler.Snapshot, []*corev1.Pod) {
 		snap.Nodes = append(snap.Nodes, &scheduler.StateNode{Node: node, NodeClaim: claim})
 	}
 	for j, p := range pods {
-		sn := snap.Nodes[j%benchNodes]
+		sn := snap.Nodes[j%n]
 		p.Spec.NodeName = sn.Node.Name
 		p.Status.Phase = corev1.PodRunning
 		sn.Pods = append(sn.Pods, p)
@@ -76,13 +75,21 @@ func thinFleet() (*scheduler.Snapshot, []*corev1.Pod) {
 	return snap, pods
 }
 
-// BenchmarkConsolidation measures one full consolidation decision (every
-// method in order, as a controller round tries them) over thinFleet, on one
-// core, then executes its commands on the snapshot and compares the fleet's
-// cost with a from-scratch solve for the same pods.
+// BenchmarkConsolidation measures, per fleet size, one full consolidation
+// decision (every method in order, as a controller round tries them) over
+// thinFleet, on one core, then executes its commands on the snapshot and
+// compares the fleet's cost with a from-scratch solve for the same pods.
 func BenchmarkConsolidation(b *testing.B) {
-	snap, pods := thinFleet()
+	for _, n := range benchFleets {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) { benchConsolidation(b, n) })
+	}
+}
+
+func benchConsolidation(b *testing.B, n int) {
+	snap, pods := thinFleet(n)
+	scratchStart := cpuSeconds(b)
 	scratch := scheduler.Solve(schedulertest.Snapshot(unbound(pods), schedulertest.C2()), scheduler.Options{}).TotalPrice()
+	scratchCPU := cpuSeconds(b) - scratchStart
 	before := disruption.FleetCosts(snap)[schedulertest.DefaultPoolName]
 	for range b.N {
 		start := cpuSeconds(b)
@@ -99,8 +106,8 @@ func BenchmarkConsolidation(b *testing.B) {
 			b.Errorf("the fleet costs %.2f $/h after the commands, %.3f times a from-scratch solve's %.2f: want within 1.1", after, ratio, scratch)
 			continue
 		}
-		fmt.Printf("BENCH disruption=consolidation nodes=%d pods=%d cpu_seconds=%.3f commands=%d savings_per_hour=%.2f cost_ratio_after=%.3f cost_before=%.2f cost_after=%.2f cost_scratch=%.2f\n",
-			benchNodes, benchPods, cpu, len(cmds), savings, ratio, before, after, scratch)
+		fmt.Printf("BENCH disruption=consolidation nodes=%d pods=%d cpu_seconds=%.3f commands=%d savings_per_hour=%.2f cost_ratio_after=%.3f cost_before=%.2f cost_after=%.2f cost_scratch=%.2f scratch_cpu_seconds=%.3f\n",
+			n, len(pods), cpu, len(cmds), savings, ratio, before, after, scratch, scratchCPU)
 	}
 }
 

@@ -20,6 +20,11 @@ type interruptions struct {
 	fired    []bool
 	// instance id -> when it is interrupted
 	at map[string]time.Time
+	// soonest is the earliest of at (the far future for none) while soonestKnown:
+	// every instant asks, and a fleet of thousands of spot instances is too
+	// many to look through each time.
+	soonest      time.Time
+	soonestKnown bool
 }
 
 func newInterruptions(s *Scenario) *interruptions {
@@ -34,16 +39,27 @@ func (ix *interruptions) launched(w *world, in *simInstance) {
 	}
 	wait := -math.Log(1-w.rng.Float64()) / ix.rate
 	ix.at[in.id] = in.launched.Add(time.Duration(wait * float64(time.Hour)))
+	if t := ix.at[in.id]; t.Before(ix.earliest()) {
+		ix.soonest = t
+	}
+}
+
+// earliest is the earliest of at, or the far future.
+func (ix *interruptions) earliest() time.Time {
+	if !ix.soonestKnown {
+		ix.soonest, ix.soonestKnown = epoch.Add(1<<62), true
+		for _, t := range ix.at {
+			if t.Before(ix.soonest) {
+				ix.soonest = t
+			}
+		}
+	}
+	return ix.soonest
 }
 
 // next is the earliest pending interruption, or the far future.
 func (ix *interruptions) next() time.Time {
-	next := epoch.Add(1 << 62)
-	for _, t := range ix.at {
-		if t.Before(next) {
-			next = t
-		}
-	}
+	next := ix.earliest()
 	for i, s := range ix.scripted {
 		if t := epoch.Add(s.At.Duration); !ix.fired[i] && t.Before(next) {
 			next = t
@@ -62,14 +78,19 @@ func (w *world) interrupt() error {
 		}
 		ix.fired[i] = true
 		if in := w.oldestSpot(s.InstanceType, s.Zone); in != nil {
-			ix.at[in.id] = now
+			ix.at[in.id], ix.soonestKnown = now, false
 		}
+	}
+	if now.Before(ix.earliest()) {
+		w.closeInterruptions()
+		return nil
 	}
 	for _, id := range slices.Sorted(maps.Keys(ix.at)) {
 		if now.Before(ix.at[id]) {
 			continue
 		}
 		delete(ix.at, id)
+		ix.soonestKnown = false
 		in, ok := w.instances[id]
 		if cur, known := w.emu.Instance(id); !ok || !known || (cur.State != awsemu.StatePending && cur.State != awsemu.StateRunning) {
 			continue // EC2 warns only about instances it runs, not those shutting down

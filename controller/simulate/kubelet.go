@@ -25,8 +25,8 @@ import (
 // and the labels and taints its user data gives it.
 func (w *world) registerNodes(ctx context.Context) error {
 	now := w.clk.Now()
-	for _, in := range w.sortedInstances() {
-		if in.node != "" || now.Before(in.readyAt) {
+	for _, in := range byLaunch(w.booting) {
+		if now.Before(in.readyAt) {
 			continue
 		}
 		if cur, ok := w.emu.Instance(in.id); !ok || cur.State != awsemu.StateRunning {
@@ -40,6 +40,10 @@ func (w *world) registerNodes(ctx context.Context) error {
 			return fmt.Errorf("registering node %s: %w", node.Name, err)
 		}
 		in.node = node.Name
+		delete(w.booting, in.id)
+		if i, found := slices.BinarySearch(w.nodeNames, in.node); !found {
+			w.nodeNames = slices.Insert(w.nodeNames, i, in.node)
+		}
 		w.dirty = true
 		if err := w.startDaemonSets(ctx, node); err != nil {
 			return err
@@ -200,20 +204,24 @@ func (w *world) reapInstances(ctx context.Context) error {
 		if w.waits != nil {
 			w.waits.released(in.node)
 		}
+		delete(w.booting, in.id)
+		if i, found := slices.BinarySearch(w.nodeNames, in.node); in.node != "" && found {
+			w.nodeNames = slices.Delete(w.nodeNames, i, i+1)
+			delete(w.nodeFits, in.node)
+		}
 		w.out.terminated++
 		w.out.instanceGone(in, w.clk.Now())
 		if in.node == "" {
 			continue
 		}
-		for _, sp := range w.sortedPods() {
-			if sp.node == in.node {
-				w.out.podLost(in.id)
-				w.observeLost(sp, in.id)
-				if err := w.deletePod(ctx, sp); err != nil {
-					return err
-				}
+		for _, sp := range w.podsOn(in.node) {
+			w.out.podLost(in.id)
+			w.observeLost(sp, in.id)
+			if err := w.deletePod(ctx, sp); err != nil {
+				return err
 			}
 		}
+		delete(w.onNode, in.node)
 		if err := w.stopDaemonSets(ctx, in.node); err != nil {
 			return err
 		}

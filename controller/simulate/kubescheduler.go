@@ -32,9 +32,8 @@ func (w *world) schedulePods(ctx context.Context) error {
 	retryAll := w.dirty
 	w.dirty, w.newPods = false, false
 	var simple, topological []*simPod
-	for _, sp := range w.sortedPods() {
+	for _, sp := range w.pendingPods() {
 		switch {
-		case !sp.bound.IsZero():
 		case !retryAll && isUnschedulable(sp.pod):
 		case hasPodTopology(sp.pod):
 			topological = append(topological, sp)
@@ -81,22 +80,32 @@ type schedNode struct {
 // schedulableNodes lists the Ready nodes that take pods, with what their bound
 // pods request (kept as pods bind and go), in name order.
 func (w *world) schedulableNodes() []*schedNode {
-	byName := map[string]*schedNode{}
-	for _, in := range w.instances {
-		if in.node == "" {
-			continue
-		}
-		node, ok := peek[*corev1.Node](w.kube.mirror, client.ObjectKey{Name: in.node})
+	out := make([]*schedNode, 0, len(w.nodeNames))
+	for _, name := range w.nodeNames {
+		node, ok := peek[*corev1.Node](w.kube.mirror, client.ObjectKey{Name: name})
 		if !ok || !nodeReady(node) || node.DeletionTimestamp != nil || node.Spec.Unschedulable {
 			continue
 		}
-		byName[node.Name] = &schedNode{node: node, allocatable: scheduling.FromList(node.Status.Allocatable), requested: w.requested[node.Name]}
-	}
-	out := make([]*schedNode, 0, len(byName))
-	for _, name := range sortedKeys(byName) {
-		out = append(out, byName[name])
+		out = append(out, &schedNode{node: node, allocatable: w.allocatable(node), requested: w.requested[node.Name]})
 	}
 	return out
+}
+
+// nodeFit is a Node's allocatable, read from one stored version of it.
+type nodeFit struct {
+	node        *corev1.Node
+	allocatable scheduling.Resources
+}
+
+// allocatable is the node's allocatable, read again only when the stored
+// Node is another (stored objects are never changed in place).
+func (w *world) allocatable(node *corev1.Node) scheduling.Resources {
+	if f, ok := w.nodeFits[node.Name]; ok && f.node == node {
+		return f.allocatable
+	}
+	f := nodeFit{node: node, allocatable: scheduling.FromList(node.Status.Allocatable)}
+	w.nodeFits[node.Name] = f
+	return f.allocatable
 }
 
 // bestFit is the node with the most room left (mean free fraction of CPU and
@@ -194,6 +203,7 @@ func (w *world) bind(ctx context.Context, sp *simPod, node string) error {
 	}
 	sp.pod, sp.bound, sp.node = bound, w.clk.Now(), node
 	w.requested[node] = w.requested[node].Add(sp.requests)
+	w.onNode[node] = append(w.onNode[node], sp)
 	sp.runningAt = sp.bound.Add(w.draw(w.s.Spec.PodStartup))
 	w.unbound--
 	w.starting = append(w.starting, sp)

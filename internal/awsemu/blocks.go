@@ -147,6 +147,7 @@ func (e *Emulator) reclaimBlockLocked(r *CapacityReservation, at time.Time) {
 		if in.ReservationID == r.ID && (in.State == StatePending || in.State == StateRunning) &&
 			(in.InterruptAt.IsZero() || in.InterruptAt.After(at)) {
 			in.InterruptAt = at
+			e.wakeLocked(in)
 		}
 	}
 }

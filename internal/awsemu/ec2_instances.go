@@ -3,6 +3,7 @@ package awsemu
 import (
 	"sort"
 	"strconv"
+	"strings"
 )
 
 type xmlState struct {
@@ -93,7 +94,7 @@ func (e *Emulator) archOf(instanceType string) string {
 
 func (e *Emulator) describeInstances(p params) (any, *APIError) {
 	ids := p.strings("InstanceId")
-	all := e.instancesWhere(func(in *Instance) bool { return (len(ids) == 0 || matchValue(ids, in.ID)) && e.visibleLocked(in) })
+	all := e.describable(ids)
 	fs := p.filters()
 	var matched []Instance
 	for _, in := range all {
@@ -117,6 +118,22 @@ func (e *Emulator) describeInstances(p params) (any, *APIError) {
 		out.Reservations = append(out.Reservations, xmlReservation{"r-" + in.ID[2:], e.cfg.AccountID, []xmlInstance{e.toXMLInstance(in)}})
 	}
 	return out, nil
+}
+
+// describable returns copies of the visible instances ids name (every one
+// when none), in launch order. A single id is looked up rather than searched
+// for: a controller's Get of one instance must not scan a fleet of thousands.
+func (e *Emulator) describable(ids []string) []Instance {
+	if len(ids) != 1 || strings.ContainsAny(ids[0], "*?") {
+		return e.instancesWhere(func(in *Instance) bool { return (len(ids) == 0 || matchValue(ids, in.ID)) && e.visibleLocked(in) })
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.advanceLocked()
+	if in, ok := e.instances[ids[0]]; ok && e.visibleLocked(in) {
+		return []Instance{in.clone()}
+	}
+	return nil
 }
 
 func instanceFields(in Instance) map[string]string {

@@ -166,6 +166,9 @@ type Emulator struct {
 	reservations map[string]*CapacityReservation // id -> reservation
 	blocks       map[string]*blockState          // block id -> what was done about it (blocks.go)
 	vcpuLimits   map[QuotaBucket]int             // bucket -> vCPU limit; absent is unlimited
+
+	// quietUntil is when an instance's timer next fires (advanceLocked).
+	quietUntil time.Time
 }
 
 // New builds an emulator; its pools start with cfg.PoolCapacity each.

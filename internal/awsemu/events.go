@@ -131,6 +131,7 @@ func (e *Emulator) Interrupt(id string) error {
 	}
 	now := e.clk.Now()
 	in.InterruptAt = now.Add(e.cfg.InterruptionNotice)
+	e.wakeLocked(in)
 	e.publishLocked(envelope(e.cfg, e.newID("evt"), sourceEC2, "EC2 Spot Instance Interruption Warning", now,
 		[]string{zonalInstanceARN(in)}, map[string]string{"instance-id": in.ID, "instance-action": "terminate"}))
 	return nil
@@ -165,6 +166,7 @@ func (e *Emulator) InterruptReserved(id string) error {
 	}
 	now := e.clk.Now()
 	in.InterruptAt = now.Add(e.cfg.InterruptionNotice)
+	e.wakeLocked(in)
 	e.publishLocked(envelope(e.cfg, e.newID("evt"), sourceEC2, "EC2 Capacity Reservation Instance Interruption Warning", now,
 		[]string{instanceARN(e.cfg, in.ID)}, map[string]string{"instance-id": in.ID, "instance-action": "terminate",
 			"instance-termination-time": in.InterruptAt.UTC().Format(time.RFC3339), "azId": e.zoneID(in.Zone)}))

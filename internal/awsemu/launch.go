@@ -117,6 +117,7 @@ func (e *Emulator) newInstanceLocked(req FleetRequest, o FleetOverride, lt *Laun
 	}
 	e.instances[in.ID] = in
 	e.order = append(e.order, in.ID)
+	e.wakeLocked(in)
 	if e.cfg.PendingDelay == 0 {
 		e.setStateLocked(in, StateRunning, now)
 	}

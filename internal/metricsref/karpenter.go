@@ -28,6 +28,7 @@ var KarpenterNames = map[string]string{
 	"stowage_disruption_consolidation_score":                      "`karpenter_consolidation_score` (by nodepool and decision; Stowage's eviction cost adds a pod's age and PDB headroom)",
 	"stowage_cloudprovider_instance_type_offering_available":      "`karpenter_cloudprovider_instance_type_offering_available`",
 	"stowage_cloudprovider_instance_type_offering_price_estimate": "`karpenter_cloudprovider_instance_type_offering_price_estimate`",
+	"stowage_build_info":                                          "`karpenter_build_info` (here without `goversion` and `goarch`)",
 }
 
 // KarpenterOnly lists Karpenter's metrics Stowage has no equivalent of, and why.
@@ -44,7 +45,6 @@ var KarpenterOnly = [][2]string{
 	{"`karpenter_cluster_state_node_count`", "none"},
 	{"`karpenter_cloudprovider_instance_type_cpu_cores`, `_memory_bytes`", "the instance type's labels and the catalogue"},
 	{"`karpenter_cloudprovider_batcher_batch_time_seconds`, `_batch_size`", "Stowage batches pods, not cloud calls"},
-	{"`karpenter_build_info`", "none"},
 	{"`controller_runtime_*`, `workqueue_*`, `client_go_*`, `leader_election_*`", "the same, from controller-runtime and client-go"},
 	{"`aws_sdk_go_*`", "none"},
 	{"`operator_status_condition_*`", "none: Stowage's conditions are in each object's status"},

@@ -20,6 +20,8 @@ import (
 
 	// The AWS cloud provider `stowage run` builds registers its own metrics.
 	_ "github.com/stowage-dev/stowage/controller/aws"
+	// stowage run's build info, which its main registers.
+	_ "github.com/stowage-dev/stowage/controller/buildinfo"
 	cpmetrics "github.com/stowage-dev/stowage/controller/cloudprovider/metrics"
 	// The operator imports every controller `stowage run` wires, and with
 	// them the metrics their packages register.

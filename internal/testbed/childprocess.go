@@ -13,22 +13,30 @@ import (
 // startProcess runs binary with args and env (nothing of this process's
 // environment leaks in), its output going to logPath.
 func startProcess(binary string, args, env []string, logPath string) (*ControllerProcess, error) {
-	p := &ControllerProcess{LogPath: logPath, done: make(chan struct{})}
+	cmd := exec.Command(binary, args...) //nolint:gosec // the bed's own builds
+	cmd.Env = env
+	return startCmd(cmd, logPath)
+}
+
+// startCmd starts cmd, its output going to logPath.
+func startCmd(cmd *exec.Cmd, logPath string) (*ControllerProcess, error) {
+	p := &ControllerProcess{LogPath: logPath, cmd: cmd, done: make(chan struct{})}
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	p.cmd = exec.Command(binary, args...) //nolint:gosec // the bed's own builds
-	p.cmd.Env, p.cmd.Stdout, p.cmd.Stderr = env, logFile, logFile
+	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
 	if err := p.cmd.Start(); err != nil {
 		_ = logFile.Close()
-		return nil, fmt.Errorf("starting %s: %w", filepath.Base(binary), err)
+		return nil, fmt.Errorf("starting %s: %w", filepath.Base(cmd.Path), err)
 	}
+	p.kill = func() { _ = p.cmd.Process.Kill() }
 	go func() { p.err = p.cmd.Wait(); _ = logFile.Close(); close(p.done) }()
 	return p, nil
 }
 
-// Pid is the process's id, e.g. to read its CPU time and memory in /proc.
+// Pid is the host process's id (runc's for a container, see ContainerPID),
+// e.g. to read its CPU time and memory in /proc.
 func (p *ControllerProcess) Pid() int { return p.cmd.Process.Pid }
 
 // StowageProcessOptions say how RunStowage runs `stowage run`.
@@ -73,6 +81,6 @@ func (p *ControllerProcess) Kill() {
 		return
 	default:
 	}
-	_ = p.cmd.Process.Kill()
+	p.kill()
 	<-p.done
 }

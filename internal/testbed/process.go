@@ -55,13 +55,20 @@ func (b *Bed) TrustIssuer(ctx context.Context) (string, error) {
 	return b.Emulator.AddOIDCProvider(Issuer, jwks)
 }
 
-// ControllerProcess is `stowage run` as a process of the bed.
+// ControllerProcess is `stowage run` as a process of the bed, or as a
+// container under runc.
 type ControllerProcess struct {
 	// LogPath is the process's log.
 	LogPath string
-	cmd     *exec.Cmd
-	done    chan struct{}
-	err     error
+	// ContainerID is runc's name of the container, and RootFS the image's
+	// files it runs on; empty for a host process.
+	ContainerID, RootFS string
+	cmd                 *exec.Cmd
+	kill                func() // ends the process at once
+	done                chan struct{}
+	err                 error
+
+	runc, runcState string
 }
 
 // ProcessOptions say where the process finds AWS.
@@ -76,6 +83,9 @@ type ProcessOptions struct {
 	MetricsAddr, HealthAddr string
 	// Namespace is the Deployment's; deploy.Namespace when empty.
 	Namespace string
+	// Container runs the Deployment's image (pulled by its digest) under
+	// runc instead of Binary, as the kubelet would run the pod's container.
+	Container bool
 }
 
 // RunController runs the controller as the Deployment in the cluster
@@ -97,12 +107,20 @@ func (b *Bed) RunController(ctx context.Context, o ProcessOptions) (*ControllerP
 	if err := b.Admin.Get(ctx, client.ObjectKey{Namespace: o.Namespace, Name: d.Spec.Template.Spec.ServiceAccountName}, &sa); err != nil {
 		return nil, fmt.Errorf("reading the controller's service account: %w", err)
 	}
-	env, err := b.podEnvironment(ctx, d, sa, o)
+	var files podFiles = hostFiles{dir: o.Dir, b: b}
+	container := &containerFiles{volumes: filepath.Join(o.Dir, "volumes"), mounts: map[string]string{}, b: b}
+	if o.Container {
+		files = container
+	}
+	env, err := b.podEnvironment(ctx, d, sa, o, files)
 	if err != nil {
 		return nil, err
 	}
 	c := d.Spec.Template.Spec.Containers[0]
 	args := append(append([]string(nil), c.Args...), "--metrics-bind-address="+orZero(o.MetricsAddr), "--health-probe-bind-address="+orZero(o.HealthAddr))
+	if o.Container {
+		return b.runContainer(ctx, d, args, env, container, o)
+	}
 	return startProcess(o.Binary, args, env, filepath.Join(o.Dir, "stowage.log"))
 }
 
@@ -114,27 +132,36 @@ func orZero(addr string) string {
 }
 
 // podEnvironment is the container's environment as the kubelet and the pod
-// identity webhook make it, with the bed's own endpoints.
-func (b *Bed) podEnvironment(ctx context.Context, d appsv1.Deployment, sa corev1.ServiceAccount, o ProcessOptions) ([]string, error) {
+// identity webhook make it, with the bed's own endpoints; files places the
+// projected tokens where the process finds them.
+func (b *Bed) podEnvironment(ctx context.Context, d appsv1.Deployment, sa corev1.ServiceAccount, o ProcessOptions, files podFiles) ([]string, error) {
 	token, err := b.serviceAccountToken(ctx, sa.Namespace, sa.Name, nil)
 	if err != nil {
 		return nil, err
 	}
-	kubeconfig := filepath.Join(o.Dir, "kubeconfig")
-	if err := writeTokenKubeconfig(kubeconfig, b.ControlPlane.Config, token); err != nil {
+	env, err := files.apiServer(token, sa.Namespace)
+	if err != nil {
 		return nil, err
 	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + o.Dir, "KUBECONFIG=" + kubeconfig,
+	caData, err := os.ReadFile(o.AWSCABundle)
+	if err != nil {
+		return nil, fmt.Errorf("reading the emulator's CA bundle: %w", err)
+	}
+	caBundle, err := files.place(bedCABundle, caData)
+	if err != nil {
+		return nil, err
+	}
+	env = append(env,
 		// The web identity provider's STS client is made before the general endpoint is read.
-		"AWS_ENDPOINT_URL=" + o.AWSEndpoint, "AWS_ENDPOINT_URL_STS=" + o.AWSEndpoint, "AWS_CA_BUNDLE=" + o.AWSCABundle, "AWS_EC2_METADATA_DISABLED=true",
-		"AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull}
+		"AWS_ENDPOINT_URL="+o.AWSEndpoint, "AWS_ENDPOINT_URL_STS="+o.AWSEndpoint, "AWS_CA_BUNDLE="+caBundle, "AWS_EC2_METADATA_DISABLED=true",
+		"AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull)
 	if role := sa.Annotations["eks.amazonaws.com/role-arn"]; role != "" {
 		idToken, err := b.serviceAccountToken(ctx, sa.Namespace, sa.Name, []string{"sts.amazonaws.com"})
 		if err != nil {
 			return nil, err
 		}
-		file := filepath.Join(o.Dir, "web-identity-token")
-		if err := os.WriteFile(file, []byte(idToken), 0o600); err != nil {
+		file, err := files.place(webIdentityToken, []byte(idToken))
+		if err != nil {
 			return nil, err
 		}
 		env = append(env, "AWS_ROLE_ARN="+role, "AWS_WEB_IDENTITY_TOKEN_FILE="+file, "AWS_ROLE_SESSION_NAME=stowage-controller")
@@ -187,7 +214,7 @@ func (p *ControllerProcess) Stop() error {
 	select {
 	case <-p.done:
 	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
+		p.kill()
 		<-p.done
 	}
 	var exit *exec.ExitError

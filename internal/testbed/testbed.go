@@ -61,6 +61,9 @@ type Options struct {
 	NodeRole string
 	// InstanceTypes the emulator offers; its small catalogue when nil.
 	InstanceTypes []awsemu.InstanceTypeSpec
+	// PoolCapacity is how many instances each offering can start; the
+	// emulator's default when zero.
+	PoolCapacity int
 	// LaunchDelay is how long an instance stays pending and ShutdownDelay how
 	// long it stays shutting-down; 500 ms each when zero.
 	LaunchDelay, ShutdownDelay time.Duration
@@ -243,6 +246,9 @@ func (b *Bed) startEmulator(ctx context.Context, o Options) error {
 	cfg.Region = Region
 	if o.InstanceTypes != nil {
 		cfg.InstanceTypes = o.InstanceTypes
+	}
+	if o.PoolCapacity > 0 {
+		cfg.PoolCapacity = o.PoolCapacity
 	}
 	cfg.PendingDelay, cfg.ShuttingDownDelay, cfg.VisibilityDelay = o.LaunchDelay, o.ShutdownDelay, o.VisibilityDelay
 	b.Emulator = awsemu.New(cfg)

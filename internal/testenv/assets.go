@@ -25,6 +25,19 @@ const (
 	// IAMCheck is the npm packages of internal/iamcheck (AWS's IAM data and
 	// iam-simulate) that make tools installs into the cache's iamcheck folder.
 	IAMCheck = "iamcheck"
+	// Registry is the distribution registry, Crane go-containerregistry's
+	// command line, Helm helm's: built from hack/tools/go.mod.
+	Registry = "registry"
+	Crane    = "crane"
+	Helm     = "helm"
+	// Runc is Debian's runc, which make tools installs when it is missing
+	// (as root) and links into the cache's bin.
+	Runc = "runc"
+	// GPG, GPGV and GPGConf are Debian's gnupg, installed as runc is, for the
+	// test of make release-sign.
+	GPG     = "gpg"
+	GPGV    = "gpgv"
+	GPGConf = "gpgconf"
 )
 
 // ToolsTarget is the make target that builds the components.

@@ -36,6 +36,19 @@ func (e *Env) RunController(ctx context.Context, namespace string) (*testbed.Con
 		AWSEndpoint: e.TLS.URL, AWSCABundle: e.CABundle, Namespace: namespace})
 }
 
+// RunContainer runs the image the Deployment Terraform applied in namespace
+// names, pulled by its digest, under runc, as the kubelet would run the
+// pod's container (testbed.ProcessOptions.Container): what it may do is
+// what the RBAC and the IAM policy Terraform made allow.
+func (e *Env) RunContainer(ctx context.Context, namespace string) (*testbed.ControllerProcess, error) {
+	dir, err := os.MkdirTemp(e.Dir, "container-")
+	if err != nil {
+		return nil, err
+	}
+	return e.Bed.RunController(ctx, testbed.ProcessOptions{Container: true, Dir: dir,
+		AWSEndpoint: e.TLS.URL, AWSCABundle: e.CABundle, Namespace: namespace})
+}
+
 // Stowage is the stowage binary built from this tree (once per Env).
 func (e *Env) Stowage() (string, error) {
 	e.controller.once.Do(func() {

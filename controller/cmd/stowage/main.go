@@ -3,7 +3,8 @@
 // `simulate` replays a scenario; `import karpenter` converts Karpenter's
 // NodePools and EC2NodeClasses (to YAML or Terraform); `import
 // cluster-autoscaler` proposes pools for Cluster Autoscaler's node groups;
-// `render user-data` prints the user data a NodeClass's nodes boot with.
+// `render user-data` prints the user data a NodeClass's nodes boot with;
+// `version` prints what the build was stamped with.
 package main
 
 import (
@@ -22,6 +23,7 @@ commands:
   import     convert Karpenter v1 NodePools and EC2NodeClasses (stowage import karpenter [--format yaml|hcl] FILE...),
              or propose pools for Cluster Autoscaler's node groups (stowage import cluster-autoscaler FILE...)
   render     print the user data a NodeClass's nodes boot with (stowage render user-data --manifests FILE ...)
+  version    print the version and commit this binary was built from
 `
 
 func main() {
@@ -53,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runImport(args[1:], os.Stdin, stdout, stderr)
 	case "render":
 		return runRender(args[1:], stdout, stderr)
+	case "version":
+		return runVersion(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stowage-dev/stowage/controller/aws"
 	"github.com/stowage-dev/stowage/controller/aws/amifamily"
+	"github.com/stowage-dev/stowage/controller/buildinfo"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/logging"
 	"github.com/stowage-dev/stowage/controller/operator"
@@ -93,7 +94,8 @@ func startController(ctx context.Context, o *options.Options, log hclog.Logger) 
 		}
 		log.Info("service CIDR read from eks:DescribeCluster", "cluster_cidr", cluster.CIDR)
 	}
-	log.Info("starting", "cluster", o.ClusterName, "region", o.Region, "kubernetes_version", version)
+	log.Info("starting", "version", buildinfo.Version(), "commit", buildinfo.Commit(), "cluster", o.ClusterName, "region", o.Region,
+		"kubernetes_version", version)
 	newCloud := func(mgr manager.Manager) (cloudprovider.CloudProvider, error) {
 		return aws.New(clients, operator.NodeClasses{Reader: mgr.GetClient()}, aws.Options{
 			Cluster: cluster, Region: o.Region, KubernetesVersion: version, Logger: log, NoKarpenterLabels: !o.KarpenterLabels,

@@ -49,16 +49,18 @@ func (sv *solver) planOnClaims(p *podInfo, c *podClass) *plan {
 	var best *plan
 	upgrades := 0
 	for i := sv.existing; i < len(sv.nodes); i++ {
-		n := sv.nodes[i]
 		if c.skipped(i) {
 			continue
 		}
-		// Scalar checks first: most claims are passed over, and this loop is the
-		// solver's hottest.
-		cur := &n.types[n.cur].alloc
-		if upgrades >= upgradeCandidates && (n.used.CPU+p.requests.CPU > cur.CPU || n.used.Memory+p.requests.Memory > cur.Memory) {
+		// Scalar checks first, on the claims' figures in one slice: most claims
+		// are passed over, and this loop is the solver's hottest.
+		f := &sv.fits[i-sv.existing]
+		cpu, mem := f.used.CPU+p.requests.CPU, f.used.Memory+p.requests.Memory
+		if cpu > f.max.CPU || mem > f.max.Memory || (upgrades >= upgradeCandidates && (cpu > f.cur.CPU || mem > f.cur.Memory)) {
 			continue
 		}
+		n := sv.nodes[i]
+		cur := &n.types[n.cur].alloc
 		want := n.used.Add(p.requests)
 		if !want.Fits(n.maxAlloc) {
 			continue
@@ -110,6 +112,23 @@ func (sv *solver) addClaim(n *node) {
 	n.pool.claims++
 	n.pool.nodes++
 	sv.nodes = append(sv.nodes, n)
+	sv.fits = append(sv.fits, fitOf(n))
+}
+
+// claimFit is a claim's CPU and memory as planOnClaims first checks them:
+// used, the current type's allocatable and the largest candidate's. They are
+// kept side by side for every claim, in sv.fits, so that passing over a full
+// claim reads no pointer (at 30,000 claims the cache misses were most of a
+// solve).
+type claimFit struct{ used, cur, max struct{ CPU, Memory int64 } }
+
+func fitOf(n *node) claimFit {
+	var f claimFit
+	cur := n.types[n.cur].alloc
+	f.used.CPU, f.used.Memory = n.used.CPU, n.used.Memory
+	f.cur.CPU, f.cur.Memory = cur.CPU, cur.Memory
+	f.max.CPU, f.max.Memory = n.maxAlloc.CPU, n.maxAlloc.Memory
+	return f
 }
 
 // planClaim checks a pod against a claim (new or of this solve): taints, node
@@ -341,6 +360,7 @@ func (sv *solver) commit(p *podInfo, c *podClass, pl *plan) {
 		}
 		n.cur = pl.typeIdx
 		n.used = n.used.Add(p.requests)
+		sv.fits[n.index-sv.existing] = fitOf(n)
 		sv.reserve(n)
 		sv.holdReservation(n)
 	} else {

@@ -3,7 +3,6 @@ package scheduler_test
 import (
 	"fmt"
 	"runtime"
-	"runtime/metrics"
 	"syscall"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/provisioning/checker"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler/schedulertest"
+	"github.com/stowage-dev/stowage/internal/peakheap"
 )
 
 // benchCase is one public workload on one catalogue (../shared/bench/WORKLOADS.md).
@@ -25,7 +25,7 @@ type benchCase struct {
 	opts                scheduler.Options
 	// preferences names the preference policy for W3, empty otherwise.
 	preferences string
-	// heap reports the peak heap of the solve (heapSampler).
+	// heap reports the peak heap of the solve (peakheap).
 	heap bool
 }
 
@@ -49,6 +49,7 @@ func w3(policy scheduler.PreferencePolicy) benchCase {
 func benchCases() []benchCase {
 	return []benchCase{
 		w1("C1", schedulertest.C1, 1000), w1("C1", schedulertest.C1, 5000), w1("C1", schedulertest.C1, 50000),
+		w1("C1", schedulertest.C1, 150000),
 		w1("C2", schedulertest.C2, 1000), w1("C2", schedulertest.C2, 5000),
 		w3(scheduler.PreferencesRespect), w3(scheduler.PreferencesIgnore), w3(scheduler.PreferencesCostAware),
 	}
@@ -79,10 +80,11 @@ func runBenchCase(b *testing.B, bc benchCase) {
 	for range b.N {
 		b.StopTimer()
 		s := schedulertest.Snapshot(pods, bc.types())
-		runtime.GC()
-		var heap *heapSampler
+		var heap *peakheap.Sampler
 		if bc.heap {
-			heap = sampleHeap()
+			heap = peakheap.Start(time.Millisecond)
+		} else {
+			runtime.GC()
 		}
 		b.StartTimer()
 		before := cpuSeconds()
@@ -90,7 +92,7 @@ func runBenchCase(b *testing.B, bc benchCase) {
 		m.cpuSeconds += cpuSeconds() - before
 		b.StopTimer()
 		if heap != nil {
-			m.heapMiB = max(m.heapMiB, heap.stop())
+			m.heapMiB = max(m.heapMiB, heap.Stop())
 		}
 		m.solves++
 		m.result = r
@@ -139,50 +141,6 @@ func cpuSeconds() float64 {
 	}
 	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
 	return tv(ru.Utime) + tv(ru.Stime)
-}
-
-// heapSampler measures the most heap one solve occupies: heap objects, live
-// or not yet collected (runtime/metrics' /memory/classes/heap/objects:bytes),
-// sampled every millisecond while the solve runs, less what was live when it
-// started (measured after a GC). The process's own high-water mark would
-// count every earlier case too.
-type heapSampler struct {
-	baseline uint64
-	peak     chan uint64
-	done     chan struct{}
-}
-
-const heapObjects = "/memory/classes/heap/objects:bytes"
-
-func readHeapObjects() uint64 {
-	sample := []metrics.Sample{{Name: heapObjects}}
-	metrics.Read(sample)
-	return sample[0].Value.Uint64()
-}
-
-func sampleHeap() *heapSampler {
-	h := &heapSampler{baseline: readHeapObjects(), peak: make(chan uint64), done: make(chan struct{})}
-	go func() {
-		peak := h.baseline
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			peak = max(peak, readHeapObjects())
-			select {
-			case <-h.done:
-				h.peak <- peak
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return h
-}
-
-// stop ends the sampling and returns the solve's peak heap in MiB.
-func (h *heapSampler) stop() float64 {
-	close(h.done)
-	return float64(<-h.peak-h.baseline) / (1 << 20)
 }
 
 // failOnViolations logs the first violations and fails.

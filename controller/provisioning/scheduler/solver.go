@@ -27,6 +27,8 @@ type solver struct {
 	pools    []*pool
 	nodes    []*node // existing nodes first, then new claims in creation order
 	existing int     // how many of nodes are existing
+	// fits are the new claims' figures planOnClaims checks first, by index - existing.
+	fits     []claimFit
 	topology *topology
 	classes  map[string]*podClass
 	volumes  *volumeTopology

@@ -30,8 +30,9 @@ import (
 )
 
 // ControllerImage is the controller's image repository; the tag is the
-// provider's version, so that the controller matches the provider (and the
-// Lambda it embeds).
+// provider's version and the digest the image index make release built for
+// it, so that the controller matches the provider (and the Lambda it embeds)
+// byte for byte.
 const ControllerImage = "ghcr.io/stowage-dev/stowage"
 
 // roleARNAnnotation is IRSA's: the role the service account's pods assume.
@@ -39,13 +40,19 @@ const roleARNAnnotation = "eks.amazonaws.com/role-arn"
 
 var releaseVersion = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
 
-// defaultImage is the image of the provider's release; a development build
-// of the provider takes the manifests' own.
-func defaultImage(version string) string {
-	if releaseVersion.MatchString(version) {
-		return ControllerImage + ":v" + version
+var imageDigest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
+// defaultImage is the image of the provider's release, pinned by the digest
+// make release stamped when there is one; a development build of the
+// provider takes the manifests' own (empty here).
+func defaultImage(version, digest string) string {
+	if !releaseVersion.MatchString(version) {
+		return ""
 	}
-	return ""
+	if imageDigest.MatchString(digest) {
+		return ControllerImage + ":v" + version + "@" + digest
+	}
+	return ControllerImage + ":v" + version
 }
 
 // controllerSettings are what stowage_controller sets in the manifests.

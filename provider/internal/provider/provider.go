@@ -20,12 +20,17 @@ var _ provider.Provider = (*Provider)(nil)
 
 // Provider is the stowage provider.
 type Provider struct {
-	version string
+	version, imageDigest string
 }
 
 // New returns a factory of the provider at the given version.
-func New(version string) func() provider.Provider {
-	return func() provider.Provider { return &Provider{version: version} }
+func New(version string) func() provider.Provider { return NewRelease(version, "") }
+
+// NewRelease returns a factory of the provider at the given version, whose
+// controller image is the index of that digest (sha256:...), as make release
+// stamps it.
+func NewRelease(version, imageDigest string) func() provider.Provider {
+	return func() provider.Provider { return &Provider{version: version, imageDigest: imageDigest} }
 }
 
 // Metadata names the provider.
@@ -55,7 +60,7 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 		return
 	}
 	access := newClusterAccess(m)
-	access.version = p.version
+	access.version, access.imageDigest = p.version, p.imageDigest
 	resp.ResourceData, resp.DataSourceData = access, access
 }
 

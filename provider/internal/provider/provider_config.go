@@ -84,8 +84,10 @@ func envList(env []string) string {
 // clusterAccess builds the Kubernetes client on first use.
 type clusterAccess struct {
 	cfg     kube.Config
-	version string   // the provider's
-	unknown []string // attributes not known yet (at plan time)
+	version string // the provider's
+	// imageDigest is the controller image's index digest make release stamps.
+	imageDigest string
+	unknown     []string // attributes not known yet (at plan time)
 
 	once   sync.Once
 	client *kube.Client

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -94,7 +95,7 @@ func (r *controllerResource) Schema(_ context.Context, _ resource.SchemaRequest,
 					"`serviceIpv6Cidr` on an IPv6 cluster): nodes derive their cluster DNS from it (10.100.0.0/16 gives 10.100.0.10). " +
 					"Empty: the controller reads it from `eks:DescribeCluster` when it starts, and refuses to start without it."},
 			"region":            computed("AWS region of the cluster; the provider's `aws_region` when unset."),
-			"image":             computed("The controller's image; by default `" + ControllerImage + ":v<provider version>`, the controller of this provider's release."),
+			"image":             computed(imageDescription),
 			"image_pull_policy": str("Pull policy of the image: `Always`, `IfNotPresent` or `Never`; the cluster's default when unset."),
 			"role_arn": str("ARN of the controller's IAM role for IRSA (`stowage_controller_role.arn`), annotated on the service " +
 				"account; leave it unset with EKS Pod Identity."),
@@ -216,7 +217,14 @@ func (r *controllerResource) ModifyPlan(ctx context.Context, req resource.Modify
 		m.Region = types.StringValue(r.access.cfg.AWS.Region)
 	}
 	if image.IsNull() {
-		m.Image = types.StringValue(r.imageFor())
+		img, release := r.imageFor()
+		m.Image = types.StringValue(img)
+		if !release {
+			resp.Diagnostics.AddAttributeWarning(path.Root("image"), "Development build of the provider",
+				fmt.Sprintf("this provider was not built by make release, so it deploys %s, the image `make image` builds "+
+					"from this tree (bin/image), which no release publishes: push that image where the cluster pulls from and set "+
+					"image to it, or use a released provider, whose default image is pinned by digest.", img))
+		}
 	}
 	if m.Region.ValueString() == "" && !m.Region.IsUnknown() {
 		resp.Diagnostics.AddAttributeError(path.Root("region"), "Missing region", "set region here, or aws_region in the provider block")
@@ -231,13 +239,17 @@ func (r *controllerResource) ModifyPlan(ctx context.Context, req resource.Modify
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
 }
 
+var imageDescription = "The controller's image; by default `" + ControllerImage + ":v<provider version>@sha256:<digest>`, the image " +
+	"`make release` built with this provider; a development build of the provider deploys the manifests' `" + ControllerImage +
+	":dev` and warns at plan time."
+
 // imageFor is the default image: this release's, or the manifests' for a
-// development build.
-func (r *controllerResource) imageFor() string {
+// development build (release false).
+func (r *controllerResource) imageFor() (image string, release bool) {
 	if r.access != nil {
-		if img := defaultImage(r.access.version); img != "" {
-			return img
+		if img := defaultImage(r.access.version, r.access.imageDigest); img != "" {
+			return img, true
 		}
 	}
-	return manifestImage()
+	return manifestImage(), false
 }

@@ -70,7 +70,7 @@ func TestAccController(t *testing.T) {
 				Config: controllerConfig(irsa),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("region"), knownvalue.StringExact("us-east-1")),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("image"), knownvalue.StringExact("ghcr.io/stowage-dev/stowage:latest")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("image"), knownvalue.StringExact("ghcr.io/stowage-dev/stowage:dev")),
 				},
 				Check: checkDeployment(func(d *appsv1.Deployment, sa map[string]string) error {
 					c := d.Spec.Template.Spec.Containers[0]
@@ -112,7 +112,7 @@ func TestAccController(t *testing.T) {
 				Config:           controllerConfig(updated),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)}},
 				Check: checkDeployment(func(d *appsv1.Deployment, _ map[string]string) error {
-					if img := d.Spec.Template.Spec.Containers[0].Image; img != "ghcr.io/stowage-dev/stowage:latest" {
+					if img := d.Spec.Template.Spec.Containers[0].Image; img != "ghcr.io/stowage-dev/stowage:dev" {
 						return fmt.Errorf("image %s after the apply", img)
 					}
 					_, err := bed.dyn.Resource(services).Namespace("stowage").Get(context.Background(), "stowage", metav1.GetOptions{})

@@ -15,8 +15,14 @@ import (
 // validators. Terraform then refuses a configuration without them itself,
 // and the generated reference lists them under Required.
 func NewServer(version string) func() (tfprotov6.ProviderServer, error) {
+	return NewReleaseServer(version, "")
+}
+
+// NewReleaseServer is NewServer for a release whose controller image is the
+// index of imageDigest (sha256:...), as make release stamps it.
+func NewReleaseServer(version, imageDigest string) func() (tfprotov6.ProviderServer, error) {
 	return func() (tfprotov6.ProviderServer, error) {
-		s, err := providerserver.NewProtocol6WithError(New(version)())()
+		s, err := providerserver.NewProtocol6WithError(NewRelease(version, imageDigest)())()
 		if err != nil {
 			return nil, err
 		}
