@@ -72,6 +72,7 @@ import {
 
 # Converted from karpenter.sh/v1 NodePool web-spot (karpenter.yaml:60) by stowage import karpenter.
 # metadata: not converted: creationTimestamp, generation, resourceVersion, uid, set by the API server, kubectl or Karpenter for the old object
+# spec.capacityBlockLeadTime = "60m": left out: the API server gives it this value when it is absent
 resource "stowage_node_pool" "web_spot" {
   name = "web-spot"
   disruption {
@@ -86,6 +87,7 @@ resource "stowage_node_pool" "web_spot" {
     }
     consolidate_after    = "5m0s"
     consolidation_policy = "WhenEmptyOrUnderutilized"
+    return_after         = "10m"
   }
   limits = {
     "cpu"    = "1k"
@@ -120,6 +122,7 @@ import {
 
 # Converted from karpenter.sh/v1 NodePool web-on-demand (karpenter.yaml:92) by stowage import karpenter.
 # metadata: not converted: creationTimestamp, generation, resourceVersion, uid, set by the API server, kubectl or Karpenter for the old object
+# spec.capacityBlockLeadTime = "60m": left out: the API server gives it this value when it is absent
 # spec.template.spec.expireAfter = "720h": left out: the API server gives it this value when it is absent
 resource "stowage_node_pool" "web_on_demand" {
   name = "web-on-demand"
@@ -129,6 +132,7 @@ resource "stowage_node_pool" "web_on_demand" {
     }
     consolidate_after    = "5m0s"
     consolidation_policy = "WhenEmptyOrUnderutilized"
+    return_after         = "10m"
   }
   labels = {
     "tier" = "web"
@@ -158,6 +162,7 @@ import {
 
 # Converted from karpenter.sh/v1 NodePool gpu-inference (karpenter.yaml:114) by stowage import karpenter.
 # metadata: not converted: creationTimestamp, generation, resourceVersion, uid, set by the API server, kubectl or Karpenter for the old object
+# spec.capacityBlockLeadTime = "60m": left out: the API server gives it this value when it is absent
 # spec.template.spec.expireAfter = "720h": left out: the API server gives it this value when it is absent
 resource "stowage_node_pool" "gpu_inference" {
   name = "gpu-inference"
@@ -167,6 +172,7 @@ resource "stowage_node_pool" "gpu_inference" {
     }
     consolidate_after    = "0s"
     consolidation_policy = "WhenEmpty"
+    return_after         = "10m"
   }
   limits = {
     "nvidia.com/gpu" = "64"

@@ -96,9 +96,19 @@ type Handover struct {
 	// Gap is from From's last renewal (or its release) to To's acquisition.
 	Gap time.Duration
 	// Early is set when To acquired the lease while From's term still ran:
-	// before From's last renewal plus its lease duration, without a release.
+	// before From's last renewal plus its lease duration, less the second
+	// by which candidates see renewals (recordPrecision), without a release.
 	Early bool
 }
+
+// recordPrecision is how finely client-go's candidates see renewals: they
+// compare the Lease as a LeaderElectionRecord marshalled to JSON, whose
+// times are metav1.Time at whole seconds, so a renewal in the same second as
+// the last one a candidate saw changes nothing for it, and its term runs
+// from the one it saw. With sub-second retry periods a candidate may take
+// the lease up to a second before the last renewal's term ends, by client-go's
+// design: the leader has stopped by then, its renew deadline being shorter.
+const recordPrecision = time.Second
 
 // Handovers returns every change of holder recorded so far, in order.
 func (h *LeaseHistory) Handovers() []Handover {
@@ -119,7 +129,7 @@ func (h *LeaseHistory) Handovers() []Handover {
 		default:
 			gap := s.Acquire.Sub(last.Renew)
 			out = append(out, Handover{From: last.Holder, To: s.Holder, Released: released, Gap: gap,
-				Early: !released && gap < last.Duration})
+				Early: !released && gap < last.Duration-recordPrecision})
 			last, released = s, false
 		}
 	}

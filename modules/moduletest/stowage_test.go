@@ -265,8 +265,8 @@ func checkAWSSide(t *testing.T, e *env, out map[string]any) {
 	if !ok || attrs["MessageRetentionPeriod"] != "600" || !strings.Contains(attrs["RedrivePolicy"], "stowage-bed-dlq") {
 		t.Errorf("queue stowage-bed: %v", attrs)
 	}
-	if rules, _ := out["event_rules"].(map[string]any); len(rules) != 5 {
-		t.Errorf("event rules %v, want five", out["event_rules"])
+	if rules, _ := out["event_rules"].(map[string]any); len(rules) != 6 {
+		t.Errorf("event rules %v, want six", out["event_rules"])
 	}
 	if _, ok := e.Bed.Emulator.AccessEntryFor("bed", out["interruption_handler_role_arn"].(string)); !ok {
 		t.Error("the interruption Lambda's role has no access entry")

@@ -30,7 +30,7 @@ resource "stowage_interruption_queue" "q" {
 }
 
 // ruleNames are the interruption rules a queue named acc-interruptions has.
-var ruleNames = []string{"spot-interruption", "rebalance-recommendation", "scheduled-change", "state-change", "capacity-reservation-interruption"}
+var ruleNames = []string{"spot-interruption", "rebalance-recommendation", "scheduled-change", "state-change", "capacity-reservation-interruption", "capacity-block-expiration"}
 
 // TestAccInterruptionQueue creates the queue, its dead-letter queue, policies
 // and rules; checks that a spot warning EC2 raises reaches it while an IAM
