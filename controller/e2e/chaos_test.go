@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
@@ -213,20 +214,18 @@ func (c *chaos) ensure() {
 // Ready nor being deleted) when that holds or the wait ends.
 func (b *bed) chaosSettle(want int, keep func()) (running, stranded int) {
 	start := time.Now()
-	deadline, report := start.Add(3*time.Minute), start.Add(30*time.Second)
-	for {
+	report := start.Add(30 * time.Second)
+	// The wait's end is no error: the caller judges what it returns.
+	_ = wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
 		keep()
 		running, stranded = b.chaosState()
-		if (running == want && stranded == 0) || time.Now().After(deadline) || b.Err() != nil {
-			return running, stranded
-		}
 		if time.Now().After(report) {
 			report = report.Add(30 * time.Second)
 			b.t.Logf("settling for %.0fs: %d of %d pods running; claims not Ready: %v", time.Since(start).Seconds(), running, want, b.unreadyClaims())
 		}
-		timer := time.NewTimer(250 * time.Millisecond)
-		<-timer.C
-	}
+		return (running == want && stranded == 0) || b.Err() != nil, nil
+	})
+	return running, stranded
 }
 
 // unreadyClaims counts the claims not Ready and not being deleted, by the
@@ -320,24 +319,22 @@ func (b *bed) chaosTeardown() {
 // leakedInstances waits, as long as the garbage collector may take, for
 // every instance to terminate, and returns those still pending or running.
 func (b *bed) leakedInstances() []string {
-	deadline := time.Now().Add(garbagecollection.DefaultInterval + garbagecollection.DefaultGracePeriod + 30*time.Second)
-	for {
-		leaked := map[string]string{}
-		for _, in := range b.Emulator.Instances() {
-			if live(in) {
-				leaked[in.ID] = in.Tags[v1alpha1.LabelNodeClaim]
+	leaked := map[string]string{}
+	_ = wait.PollUntilContextTimeout(context.Background(), time.Second,
+		garbagecollection.DefaultInterval+garbagecollection.DefaultGracePeriod+30*time.Second, true, func(context.Context) (bool, error) {
+			clear(leaked)
+			for _, in := range b.Emulator.Instances() {
+				if live(in) {
+					leaked[in.ID] = in.Tags[v1alpha1.LabelNodeClaim]
+				}
 			}
-		}
-		if len(leaked) == 0 || time.Now().After(deadline) {
-			var out []string
-			for _, id := range slices.Sorted(maps.Keys(leaked)) {
-				out = append(out, id+" of nodeclaim "+leaked[id])
-			}
-			return out
-		}
-		timer := time.NewTimer(time.Second)
-		<-timer.C
+			return len(leaked) == 0, nil
+		})
+	var out []string
+	for _, id := range slices.Sorted(maps.Keys(leaked)) {
+		out = append(out, id+" of nodeclaim "+leaked[id])
 	}
+	return out
 }
 
 // describeUnsettled logs the claims not Ready and the pods not Running.
