@@ -97,10 +97,27 @@ func (m *Marker) Mark(ctx context.Context, instanceID string, mark interruption.
 	if node == nil {
 		return m.markClaim(ctx, instanceID, mark)
 	}
-	name, result := node.Name, Unchanged
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	name := node.Name
+	result, err := m.markNode(ctx, node, mark, func() (*corev1.Node, error) { return m.get(ctx, name, instanceID) })
+	switch {
+	case apierrors.IsNotFound(err):
+		m.forget(instanceID, name)
+		return NoNode, name, nil
+	case err != nil:
+		return 0, name, fmt.Errorf("marking node %s of instance %s: %w", name, instanceID, err)
+	}
+	return result, name, nil
+}
+
+// markNode marks node and updates it, reading it again with reload after a
+// conflict; reload gives nil for a Node that is gone or no longer the one
+// marked, which is NoNode.
+func (m *Marker) markNode(ctx context.Context, node *corev1.Node, mark interruption.Mark, reload func() (*corev1.Node, error)) (Result, error) {
+	result := Unchanged
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if node == nil { // a conflict: read it again
-			if node, err = m.get(ctx, name, instanceID); err != nil || node == nil {
+			var err error
+			if node, err = reload(); err != nil || node == nil {
 				result = NoNode
 				return err
 			}
@@ -116,14 +133,7 @@ func (m *Marker) Mark(ctx context.Context, instanceID string, mark interruption.
 		result = Marked
 		return nil
 	})
-	switch {
-	case apierrors.IsNotFound(err):
-		m.forget(instanceID, name)
-		return NoNode, name, nil
-	case err != nil:
-		return 0, name, fmt.Errorf("marking node %s of instance %s: %w", name, instanceID, err)
-	}
-	return result, name, nil
+	return result, err
 }
 
 // markClaim marks the NodeClaim of an instance that has no Node, listed
@@ -320,28 +330,13 @@ func (m *Marker) MarkReservation(ctx context.Context, reservationID string, mark
 // markListed marks one listed Node of a reservation, reading it again after
 // a conflict; a Node gone or no longer in the reservation is NoNode.
 func (m *Marker) markListed(ctx context.Context, node *corev1.Node, reservationID string, mark interruption.Mark) (Result, error) {
-	name, result := node.Name, Unchanged
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if node == nil {
-			node = &corev1.Node{}
-			if err := m.kube.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
-				return err
-			}
-			if node.Labels[v1alpha1.LabelCapacityReservationID] != reservationID {
-				result = NoNode
-				return nil
-			}
+	name := node.Name
+	result, err := m.markNode(ctx, node, mark, func() (*corev1.Node, error) {
+		n := &corev1.Node{}
+		if err := m.kube.Get(ctx, client.ObjectKey{Name: name}, n); err != nil || n.Labels[v1alpha1.LabelCapacityReservationID] != reservationID {
+			return nil, err
 		}
-		if !interruption.MarkNode(node, mark) {
-			result = Unchanged
-			return nil
-		}
-		if err := m.kube.Update(ctx, node); err != nil {
-			node = nil
-			return err
-		}
-		result = Marked
-		return nil
+		return n, nil
 	})
 	switch {
 	case apierrors.IsNotFound(err):
