@@ -44,6 +44,14 @@ type NodePoolSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	Weight *int32 `json:"weight,omitempty"`
+	// MinPodPriority keeps the pool from buying capacity for low-priority
+	// pods (the preemptible-filler pattern): a pod whose priority is below it
+	// gets no new node from this pool, though it still uses the room the
+	// pool's existing nodes and in-flight NodeClaims have. Every pod may
+	// cause a launch when unset.
+	// +optional
+	// +kubebuilder:validation:Maximum=2000001000
+	MinPodPriority *int32 `json:"minPodPriority,omitempty"`
 	// Floor keeps a minimum of the pool's capacity whatever the load
 	// (floor.go).
 	Floor `json:",inline"`

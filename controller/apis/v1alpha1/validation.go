@@ -32,8 +32,16 @@ func (in *NodePool) Validate() field.ErrorList {
 	if w := in.Spec.Weight; w != nil && (*w < 1 || *w > 100) {
 		errs = append(errs, field.Invalid(spec.Child("weight"), *w, "must be between 1 and 100; leave it unset for the lowest priority"))
 	}
+	if m := in.Spec.MinPodPriority; m != nil && *m > MaxPodPriority {
+		errs = append(errs, field.Invalid(spec.Child("minPodPriority"), *m,
+			fmt.Sprintf("must be at most %d (system-node-critical's priority), or no pod could ever cause a launch; lower it or leave it unset", MaxPodPriority)))
+	}
 	return errs
 }
+
+// MaxPodPriority is the highest priority a pod can have: the
+// system-node-critical PriorityClass's value.
+const MaxPodPriority = 2000001000
 
 // ValidateRequirements checks requirements as a NodePool or NodeClaim carries them.
 func ValidateRequirements(path *field.Path, reqs []NodeSelectorRequirementWithMinValues) field.ErrorList {

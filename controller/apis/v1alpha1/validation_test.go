@@ -268,6 +268,7 @@ func TestNodePoolValidation(t *testing.T) {
 			wantError{"spec.limits[memory]", []string{"must not be negative"}}},
 		{"weight 0", func(np *v1alpha1.NodePool) { np.Spec.Weight = ptr.To[int32](0) }, wantError{"spec.weight", []string{"between 1 and 100", "leave it unset"}}},
 		{"weight 101", func(np *v1alpha1.NodePool) { np.Spec.Weight = ptr.To[int32](101) }, wantError{"spec.weight", []string{"between 1 and 100"}}},
+		{"minPodPriority above system-node-critical", func(np *v1alpha1.NodePool) { np.Spec.MinPodPriority = ptr.To[int32](2000001001) }, wantError{"spec.minPodPriority", []string{"at most 2000001000", "leave it unset"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			np := validNodePool()

@@ -917,6 +917,11 @@ func (in *NodePoolSpec) DeepCopyInto(out *NodePoolSpec) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.MinPodPriority != nil {
+		in, out := &in.MinPodPriority, &out.MinPodPriority
+		*out = new(int32)
+		**out = **in
+	}
 	in.Floor.DeepCopyInto(&out.Floor)
 }
 

@@ -120,11 +120,15 @@ func (c *checker) checkAccounting() {
 	for _, u := range c.res.Unschedulable {
 		count(u.Pod, "")
 	}
+	for _, u := range c.res.Waiting {
+		count(u.Pod, "")
+	}
 	c.checkOrder()
+	c.checkWaitingPriorities()
 	for _, p := range c.snap.Pending() {
 		switch n := seen[podKey(p)]; {
 		case n == 0:
-			c.report(p, "", ConstraintPlacement, "pending pod is neither placed nor reported unschedulable")
+			c.report(p, "", ConstraintPlacement, "pending pod is neither placed nor reported unschedulable or waiting")
 		case n > 1:
 			c.report(p, "", ConstraintPlacement, "pending pod appears %d times in the decision", n)
 		}

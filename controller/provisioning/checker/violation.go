@@ -19,6 +19,9 @@ const (
 	ConstraintHostPorts       Constraint = "host-ports"
 	ConstraintLimits          Constraint = "nodepool-limits"
 	ConstraintVolumeTopology  Constraint = "volume-topology"
+	// ConstraintPriority: a pod the solve's bound left waiting outranks a
+	// pod it placed.
+	ConstraintPriority Constraint = "priority"
 )
 
 // Violation is one broken rule: the pod (namespace/name, empty for node-level

@@ -116,6 +116,10 @@ func (sv *solver) explain(p *podInfo) string {
 }
 
 func (sv *solver) poolReason(p *podInfo, c *podClass, pl *pool) string {
+	if !pl.admits(p.priority) {
+		return fmt.Sprintf("the pod's priority %d is below the pool's minPodPriority %d: it only uses room the pool's nodes have",
+			p.priority, *pl.np.Spec.MinPodPriority)
+	}
 	if err := scheduling.Tolerates(pl.taints, c.tolerations); err != nil {
 		return err.Error()
 	}

@@ -44,7 +44,8 @@ func (sv *solver) planExisting(p *podInfo, c *podClass, n *node) *plan {
 
 // planOnClaims puts the pod into a NodeClaim of this solve: into one with room
 // at its current price if there is any, else into whichever of growing a claim
-// or opening a new one costs less.
+// or opening a new one costs less. A pool whose minPodPriority is above the
+// pod's buys nothing for it, and so none of its claims of this solve hold it.
 func (sv *solver) planOnClaims(p *podInfo, c *podClass) *plan {
 	var best *plan
 	upgrades := 0
@@ -60,6 +61,9 @@ func (sv *solver) planOnClaims(p *podInfo, c *podClass) *plan {
 			continue
 		}
 		n := sv.nodes[i]
+		if !n.pool.admits(p.priority) {
+			continue
+		}
 		cur := &n.types[n.cur].alloc
 		want := n.used.Add(p.requests)
 		if !want.Fits(n.maxAlloc) {
@@ -90,7 +94,7 @@ func (sv *solver) planOnClaims(p *podInfo, c *podClass) *plan {
 // planNewClaim opens a claim in the first pool, by weight, that can take the pod.
 func (sv *solver) planNewClaim(p *podInfo, c *podClass) *plan {
 	for _, pl := range sv.pools {
-		if len(pl.types) == 0 {
+		if len(pl.types) == 0 || !pl.admits(p.priority) {
 			continue
 		}
 		n := &node{index: -1, name: fmt.Sprintf("%s-%05d", pl.name, pl.claims+1), pool: pl, reqs: pl.reqs, taints: pl.taints}

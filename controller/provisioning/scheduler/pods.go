@@ -23,6 +23,8 @@ type podInfo struct {
 	index int
 	// virtual is true for a booking's pod (booked.go).
 	virtual bool
+	// priority is the pod's (PodPriority): higher priorities are solved first.
+	priority int32
 }
 
 // shape groups alike pods: one class and the same requests.

@@ -15,6 +15,9 @@ type Results struct {
 	// Existing are the pods placed on existing nodes or in-flight NodeClaims.
 	Existing      []Placement
 	Unschedulable []Unschedulable
+	// Waiting are the pods the solve did not reach before Options.Bound cut
+	// it short, each with that reason: they wait for the next batch.
+	Waiting []Unschedulable
 	// Order lists every placed pod in the order the decision placed it. Topology
 	// spread holds for each pod against the pods placed before it, which is how
 	// kube-scheduler checks it as the pods bind.

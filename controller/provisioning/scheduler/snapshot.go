@@ -43,6 +43,9 @@ type Snapshot struct {
 	// Bookings are room kept for pods that do not exist yet, placed after
 	// the real pods (booked.go).
 	Bookings []Booking
+	// PriorityClasses are the PriorityClasses' values by name, for pods
+	// without spec.priority (PodPriority).
+	PriorityClasses map[string]int32
 }
 
 // StateNode is a node that exists or is being launched.
@@ -94,6 +97,10 @@ type Options struct {
 	// the provisioner's decisions do, the simulations of a node's removal
 	// (disruption, termination) do not.
 	FillFloors bool
+	// Bound cuts the solve short between pods (priority.go); nil never does.
+	// The provisioner sets one per batch; simulations of a node's removal
+	// solve unbounded.
+	Bound Bound
 }
 
 // MinValuesPolicy says what to do when a requirement's minValues cannot be met.

@@ -76,10 +76,16 @@ func solve(s *Snapshot, opts Options) *Results {
 	results := &Results{}
 	// A pod can need a pod placed after it (pod affinity): pods that fit nowhere
 	// are tried again while each pass places at least one of them.
-	for len(pending) > 0 {
+	for tried := 0; len(pending) > 0; {
 		var failed []*podInfo
 		var reasons []string
-		for _, p := range pending {
+		for i, p := range pending {
+			if opts.Bound != nil && opts.Bound.Reached(tried) {
+				results.Waiting = waiting(pending[i:], tried)
+				pending = nil
+				break
+			}
+			tried++
 			sv.shapes[p.shape]--
 			if reason := sv.place(p); reason != "" {
 				failed, reasons = append(failed, p), append(reasons, reason)
@@ -88,7 +94,7 @@ func solve(s *Snapshot, opts Options) *Results {
 		for _, p := range failed {
 			sv.shapes[p.shape]++
 		}
-		if len(failed) == len(pending) {
+		if len(failed) == len(pending) || pending == nil {
 			for i, p := range failed {
 				results.Unschedulable = append(results.Unschedulable, Unschedulable{Pod: p.pod, Reason: reasons[i]})
 			}
@@ -100,6 +106,17 @@ func solve(s *Snapshot, opts Options) *Results {
 	sv.finish(results)
 	results.Bookings = bookingResults(s, results)
 	return results
+}
+
+// waiting are the pods a bound left untried, in snapshot order, each with
+// the bound as its reason.
+func waiting(pods []*podInfo, tried int) []Unschedulable {
+	out := make([]Unschedulable, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, Unschedulable{Pod: p.pod, Reason: reasonSolveBound(tried, len(pods))})
+	}
+	slices.SortStableFunc(out, func(a, b Unschedulable) int { return comparePods(a.Pod, b.Pod) })
+	return out
 }
 
 func newSolver(s *Snapshot, opts Options) *solver {
@@ -156,7 +173,8 @@ func (sv *solver) podInfos() []*podInfo {
 	all := sv.snapshot.Pending()
 	pods := make([]*podInfo, 0, len(all))
 	for i, pod := range all {
-		pods = append(pods, &podInfo{pod: pod, requests: scheduling.PodRequests(pod), index: i, virtual: i >= len(sv.snapshot.Pods)})
+		pods = append(pods, &podInfo{pod: pod, requests: scheduling.PodRequests(pod), index: i, virtual: i >= len(sv.snapshot.Pods),
+			priority: PodPriority(pod, sv.snapshot.PriorityClasses)})
 	}
 	for _, p := range pods {
 		p.class = sv.classFor(p.pod)
@@ -171,13 +189,15 @@ func (sv *solver) podInfos() []*podInfo {
 	}
 	sv.linkMatches()
 	// A booking's virtual pods go after every real pod: real pods take room
-	// first (booked.go). Pods that own a spread go first: a spread is checked
+	// first (booked.go). Higher priorities go first, so that a bound that
+	// cuts the solve short leaves the lowest waiting. Pods that own a spread go first: a spread is checked
 	// when its owner is placed, so matching pods placed before it only narrow
 	// its choice. Pods with pod affinity go after the others, which may be
 	// the pods they follow.
 	slices.SortStableFunc(pods, func(a, b *podInfo) int {
 		return cmp.Or(
 			cmp.Compare(boolRank(a.virtual), boolRank(b.virtual)),
+			cmp.Compare(b.priority, a.priority),
 			cmp.Compare(len(b.class.spreads), len(a.class.spreads)),
 			cmp.Compare(followsPods(a.class), followsPods(b.class)),
 			cmp.Compare(b.requests.CPU, a.requests.CPU),
