@@ -141,7 +141,8 @@ func (op *Operator) register(ctx context.Context, o *options.Options, s settings
 	solve := scheduler.Options{Preferences: o.Preferences, NoKarpenterLabels: !o.KarpenterLabels}
 	buffers := capacitybuffer.New(clk, kube, op.Cluster, capacitybuffer.Options{Trigger: batcher.Trigger, Logger: log, DryRun: o.DryRun})
 	provisionerOpts := []provisioning.Option{provisioning.WithLogger(log.Named("provisioning")), provisioning.WithClock(clk),
-		provisioning.WithSolveOptions(solve), provisioning.WithBookingObserver(buffers.Observe)}
+		provisioning.WithSolveOptions(solve), provisioning.WithBookingObserver(buffers.Observe),
+		provisioning.WithSolveBound(provisioning.TimeBound(clk, o.SolveTimeBound))}
 	if o.DryRun {
 		provisionerOpts = append(provisionerOpts, provisioning.WithDryRun())
 	}

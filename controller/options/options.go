@@ -41,6 +41,9 @@ type Options struct {
 	// BatchIdle closes a provisioning batch when no pod arrives for this long;
 	// BatchMax closes it regardless.
 	BatchIdle, BatchMax time.Duration
+	// SolveTimeBound bounds each batch's solve: the pods not tried by then,
+	// the lowest priorities, wait for the next batch.
+	SolveTimeBound time.Duration
 
 	KubeAPIQPS   float64
 	KubeAPIBurst int
@@ -122,6 +125,7 @@ func defaults() *Options {
 		RetryPeriod:        2 * time.Second,
 		BatchIdle:          time.Second,
 		BatchMax:           10 * time.Second,
+		SolveTimeBound:     5 * time.Second,
 		KubeAPIQPS:         200,
 		KubeAPIBurst:       300,
 		Preferences:        scheduler.DefaultPreferencePolicy,
@@ -151,6 +155,7 @@ func (o *Options) specs() []flagSpec {
 		{"leader-election-retry-period", "LEADER_ELECTION_RETRY_PERIOD", "how often candidates try to acquire the lease", (*durationValue)(&o.RetryPeriod)},
 		{"batch-idle-duration", "BATCH_IDLE_DURATION", "close a provisioning batch after this long without a new pod", (*durationValue)(&o.BatchIdle)},
 		{"batch-max-duration", "BATCH_MAX_DURATION", "close a provisioning batch after this long at most", (*durationValue)(&o.BatchMax)},
+		{"solve-time-bound", "SOLVE_TIME_BOUND", "stop a batch's solve after this long; it places the highest-priority pods first, and the rest wait for the next batch", (*durationValue)(&o.SolveTimeBound)},
 		{"spot-to-spot-consolidation", "SPOT_TO_SPOT_CONSOLIDATION", "let consolidation replace spot nodes with cheaper spot nodes (needs 15 cheaper spot types)", (*boolValue)(&o.SpotToSpotConsolidation)},
 		{"consolidation-min-savings", "CONSOLIDATION_MIN_SAVINGS", "share of the candidate nodes' price a consolidation replacement must save in a pool that sets no spec.disruption.consolidationMinSavings, 0 to 1", (*floatValue)(&o.ConsolidationMinSavings)},
 		{"consolidation-recent-window", "CONSOLIDATION_RECENT_WINDOW", "how long a node launched by a disruption is not consolidated", (*durationValue)(&o.ConsolidationRecentWindow)},
@@ -205,6 +210,9 @@ func (o *Options) Validate() error {
 	}
 	if o.BatchMax < o.BatchIdle {
 		bad("batch-max-duration", "%s is shorter than --batch-idle-duration (%s): make it at least as long", o.BatchMax, o.BatchIdle)
+	}
+	if o.SolveTimeBound <= 0 {
+		bad("solve-time-bound", "must be positive, e.g. 5s")
 	}
 	if o.KubeAPIQPS <= 0 {
 		bad("kube-client-qps", "must be positive, e.g. 200")

@@ -49,6 +49,7 @@ func TestParseErrorsNameTheFlag(t *testing.T) {
 		{"bad cidr", []string{"--cluster-name=c", "--cluster-cidr=10.0.0.0"}, nil, []string{"--cluster-cidr"}},
 		{"bad duration from env", []string{"--cluster-name=c"}, map[string]string{"BATCH_IDLE_DURATION": "soon"}, []string{"BATCH_IDLE_DURATION", "--batch-idle-duration", "10s"}},
 		{"batch max below idle", []string{"--cluster-name=c", "--batch-idle-duration=5s", "--batch-max-duration=1s"}, nil, []string{"--batch-max-duration"}},
+		{"solve time bound not positive", []string{"--cluster-name=c", "--solve-time-bound=0s"}, nil, []string{"--solve-time-bound", "must be positive"}},
 		{"lease shorter than renew", []string{"--cluster-name=c", "--leader-election-lease-duration=5s"}, nil, []string{"--leader-election-lease-duration"}},
 		{"bad log level", []string{"--cluster-name=c", "--log-level=loud"}, nil, []string{"--log-level", "debug"}},
 		{"bad metrics address", []string{"--cluster-name=c", "--metrics-bind-address=8080"}, nil, []string{"--metrics-bind-address", ":8080"}},

@@ -103,10 +103,14 @@ func (c *Controller) Start(ctx context.Context) error {
 // NeedLeaderElection is true: only the leader launches nodes.
 func (c *Controller) NeedLeaderElection() bool { return true }
 
-// provision runs one batch. An unsynced state or a failed create opens the
-// next window, so the pods are tried again once it closes.
+// provision runs one batch. An unsynced state, a failed create or a solve
+// its bound cut short opens the next window, so the pods are tried again
+// once it closes.
 func (c *Controller) provision(ctx context.Context) {
-	_, err := c.provisioner.Provision(ctx)
+	b, err := c.provisioner.Provision(ctx)
+	if b.Cut() {
+		c.batcher.Trigger()
+	}
 	switch {
 	case errors.Is(err, ErrNotSynced):
 		c.log.Debug("cluster state is not synced; retrying after the next window")

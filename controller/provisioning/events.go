@@ -18,6 +18,10 @@ const (
 	// ReasonFailedScheduling: no NodePool can launch a node for the pod; the
 	// message carries the solver's reason, pool by pool.
 	ReasonFailedScheduling = "FailedScheduling"
+	// ReasonWaitingForBatch: the batch's solve reached its time bound
+	// before the pod's turn (higher priorities go first); the next batch
+	// tries it.
+	ReasonWaitingForBatch = "WaitingForNextBatch"
 )
 
 // Event is one Kubernetes event about an object.
@@ -48,6 +52,12 @@ func NominatedEvent(pod *corev1.Pod, target client.Object) Event {
 func FailedSchedulingEvent(pod *corev1.Pod, reason string) Event {
 	return Event{Object: pod, Type: corev1.EventTypeWarning, Reason: ReasonFailedScheduling, Action: "Provision",
 		Message: "Failed to provision a node for the pod: " + reason}
+}
+
+// WaitingForBatchEvent says the solve's bound left pod for the next batch.
+func WaitingForBatchEvent(pod *corev1.Pod, reason string) Event {
+	return Event{Object: pod, Type: corev1.EventTypeNormal, Reason: ReasonWaitingForBatch, Action: "Provision",
+		Message: "Waiting for the next provisioning batch: " + reason}
 }
 
 func kindOf(obj client.Object) string {

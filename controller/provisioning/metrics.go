@@ -42,6 +42,11 @@ var (
 		Namespace: "stowage", Subsystem: "cloudprovider", Name: "instance_type_offering_price_estimate",
 		Help: "Estimated hourly price of the offering (instance type, capacity type, zone), in US dollars.",
 	}, []string{labelInstanceType, labelCapacityType, labelZone})
+	// SolvesCut counts the batches whose solve its time bound cut short.
+	SolvesCut = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "stowage", Subsystem: "provisioner", Name: "solves_cut_total",
+		Help: "Provisioning batches whose solve reached --solve-time-bound before every pod was tried; the rest waited for the next batch.",
+	})
 	// DryRunNodeClaims counts the NodeClaims a dry run would have created.
 	DryRunNodeClaims = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "stowage", Subsystem: "provisioner", Name: "dry_run_nodeclaims_total",
@@ -50,7 +55,7 @@ var (
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(SchedulingDuration, UnschedulablePods, StateSynced, OfferingAvailable, OfferingPrice, DryRunNodeClaims)
+	crmetrics.Registry.MustRegister(SchedulingDuration, UnschedulablePods, StateSynced, OfferingAvailable, OfferingPrice, DryRunNodeClaims, SolvesCut)
 }
 
 // recordOfferings publishes the offerings of the types a batch saw.

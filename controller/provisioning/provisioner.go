@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	corev1 "k8s.io/api/core/v1"
@@ -51,6 +52,8 @@ type Provisioner struct {
 	// bookingsSeen is told where each decision put the bookings' virtual
 	// pods (WithBookingObserver).
 	bookingsSeen func([]scheduler.BookingResult)
+	// bound gives each batch's solve its bound as it starts (WithSolveBound).
+	bound func() scheduler.Bound
 }
 
 // Option configures a Provisioner.
@@ -73,6 +76,15 @@ func WithClock(clk clock.PassiveClock) Option { return func(p *Provisioner) { p.
 
 // WithSolveOptions sets the options every Solve runs with.
 func WithSolveOptions(opts scheduler.Options) Option { return func(p *Provisioner) { p.solve = opts } }
+
+// WithSolveBound bounds each batch's solve: bound is called as the solve
+// starts (TimeBound for --solve-time-bound). Unbounded when unset.
+func WithSolveBound(bound func() scheduler.Bound) Option { return func(p *Provisioner) { p.bound = bound } }
+
+// TimeBound bounds a solve to d from its start, on clk.
+func TimeBound(clk clock.PassiveClock, d time.Duration) func() scheduler.Bound {
+	return func() scheduler.Bound { return scheduler.Deadline{Clock: clk, At: clk.Now().Add(d)} }
+}
 
 // NewProvisioner returns a provisioner reading cluster, asking cloud for
 // instance types, creating claims through writer and publishing events to
@@ -132,11 +144,16 @@ func (p *Provisioner) Provision(ctx context.Context) (*Batch, error) {
 	snap.Bookings = bookings
 	start := p.clk.Now()
 	snap.Expected = p.ramps.expected(snap, start)
-	b.Decision = scheduler.Solve(snap, p.decisionOptions())
+	opts := p.decisionOptions()
+	if p.bound != nil {
+		opts.Bound = p.bound()
+	}
+	b.Decision = scheduler.Solve(snap, opts)
 	SchedulingDuration.Observe(p.clk.Since(start).Seconds())
 	UnschedulablePods.Set(float64(len(b.Decision.Unschedulable)))
 	p.log.Info("solved a batch", "pods", len(b.Pods), "nodeclaims", len(b.Decision.NewNodeClaims),
-		"existing", len(b.Decision.Existing), "unschedulable", len(b.Decision.Unschedulable), "bookings", len(bookings))
+		"existing", len(b.Decision.Existing), "unschedulable", len(b.Decision.Unschedulable), "bookings", len(bookings),
+		"waiting_for_next_batch", len(b.Decision.Waiting))
 	p.observeBookings(b.Decision.Bookings)
 	if p.dryRun {
 		p.reportDryRun(b.Decision)
@@ -154,8 +171,13 @@ func (p *Provisioner) Provision(ctx context.Context) (*Batch, error) {
 	}
 	p.nominateExisting(b.Decision.Existing, snap.Nodes)
 	p.reportUnschedulable(b.Decision.Unschedulable)
+	p.reportWaiting(b.Decision.Waiting)
 	return b, errors.Join(errs...)
 }
+
+// Cut reports whether the solve's bound cut the batch short: some pods wait
+// for the next batch, which the caller opens.
+func (b *Batch) Cut() bool { return b != nil && b.Decision != nil && len(b.Decision.Waiting) > 0 }
 
 func (p *Provisioner) provisionablePods() []*corev1.Pod {
 	return slices.DeleteFunc(p.cluster.PendingPods(), func(pod *corev1.Pod) bool {
@@ -367,6 +389,21 @@ func (p *Provisioner) nominateExisting(placements []scheduler.Placement, nodes [
 		}
 		p.cluster.Nominate(pl.Pod, pl.Node)
 		p.recorder.Publish(NominatedEvent(pl.Pod, targets[pl.Node]))
+	}
+}
+
+// reportWaiting tells each pod the bound left untried that it waits for the
+// next batch, and counts the cut.
+func (p *Provisioner) reportWaiting(pods []scheduler.Unschedulable) {
+	if len(pods) == 0 {
+		return
+	}
+	SolvesCut.Inc()
+	p.log.Info("the solve's time bound cut the batch short; the rest wait for the next batch", "pods", len(pods))
+	for _, u := range pods {
+		if !scheduler.IsVirtual(u.Pod) {
+			p.recorder.Publish(WaitingForBatchEvent(u.Pod, u.Reason))
+		}
 	}
 }
 

@@ -90,6 +90,12 @@ type ScenarioSpec struct {
 	Boot map[string]DurationRange `json:"boot,omitempty"`
 	// PodStartup is the time from binding to Running.
 	PodStartup DurationRange `json:"podStartup,omitempty"`
+	// SolveBoundPods bounds each provisioning batch's solve to this many
+	// pods tried, highest priorities first; the rest wait for the next
+	// batch. It stands for `stowage run --solve-time-bound`, which the
+	// virtual clock cannot measure (it stands still while a solve runs);
+	// unbounded when zero.
+	SolveBoundPods int `json:"solveBoundPods,omitempty"`
 	// ClusterAutoscaler describes the node groups of the --compare cas baseline.
 	ClusterAutoscaler *ClusterAutoscaler `json:"clusterAutoscaler,omitempty"`
 }
@@ -228,6 +234,9 @@ func (s *Scenario) validate() error {
 		if r.Min.Duration <= 0 || r.Max.Duration < r.Min.Duration {
 			bad("boot."+name, "needs 0 < min <= max, e.g. {min: 60s, max: 120s}")
 		}
+	}
+	if sp.SolveBoundPods < 0 {
+		bad("solveBoundPods", "must not be negative; leave it unset for an unbounded solve")
 	}
 	if r := sp.PodStartup; r.Max.Duration < r.Min.Duration || r.Min.Duration < 0 {
 		bad("podStartup", "needs 0 <= min <= max")

@@ -99,6 +99,11 @@ func newStowageSystem(w *world) *stowageSystem {
 	sys.provisioner = provisioning.NewProvisioner(w.cluster, sys.cloud, provisioning.ClientWriter{Client: w.kube}, recorder,
 		provisioning.RandomSuffix(w.rng), provisioning.WithLogger(hclog.NewNullLogger()), provisioning.WithClock(w.clk),
 		provisioning.WithCreateConcurrency(1), provisioning.WithSolveOptions(solve))
+	if n := w.s.Spec.SolveBoundPods; n > 0 {
+		// The virtual clock stands still while a solve runs: a count of pods
+		// tried bounds it instead, the same for a seed on any machine.
+		provisioning.WithSolveBound(func() scheduler.Bound { return scheduler.PodBudget(n) })(sys.provisioner)
+	}
 	term := termination.New(w.clk, w.kube, sys.cloud, termination.Options{Recorder: recorder, Homes: disruption.NewHomes(w.clk, w.cluster, sys.cloud, solve)})
 	expiry := expiration.New(w.clk, w.kube, expiration.Options{Recorder: recorder})
 	interrupts := interruption.New(w.clk, w.kube, aws, interruption.Options{Recorder: recorder})
@@ -199,8 +204,11 @@ func (sys *stowageSystem) step(ctx context.Context) error {
 	}
 	sys.checkNominations()
 	if closed, _ := sys.batcher.Poll(); closed {
-		if _, err := sys.provisioner.Provision(ctx); err != nil {
+		b, err := sys.provisioner.Provision(ctx)
+		if err != nil {
 			sys.w.out.actions = append(sys.w.out.actions, action{sys.w.elapsed(), "provisioning: " + err.Error()})
+		}
+		if err != nil || b.Cut() {
 			sys.batcher.Trigger()
 		}
 		sys.triggers.Provisioned()

@@ -65,7 +65,16 @@ func (ww *waitWatch) published(w *world, evs []provisioning.Event) {
 		}
 		key := pod.Namespace + "/" + pod.Name
 		switch ev.Reason {
+		case provisioning.ReasonWaitingForBatch:
+			ww.holds[key] = hold{report.WaitSolveBound, solveBoundWait}
 		case provisioning.ReasonNominated:
+			if ww.holds[key].kind == report.WaitSolveBound {
+				// The bound is what held it back, unless its launch fails.
+				if claim, isClaim := ev.Related.(*v1alpha1.NodeClaim); isClaim {
+					ww.nominated[claim.Name] = append(ww.nominated[claim.Name], key)
+				}
+				continue
+			}
 			if claim, isClaim := ev.Related.(*v1alpha1.NodeClaim); isClaim {
 				ww.holds[key] = hold{report.WaitLaunching, "nominated to nodeclaim " + claim.Name + ", not Ready yet"}
 				ww.nominated[claim.Name] = append(ww.nominated[claim.Name], key)
@@ -79,6 +88,10 @@ func (ww *waitWatch) published(w *world, evs []provisioning.Event) {
 		}
 	}
 }
+
+// solveBoundWait is the report's reason for pods a solve's bound left for a
+// later batch.
+const solveBoundWait = "a batch's solve reached its time bound before the pod's turn (higher priorities go first); a later batch placed it"
 
 // launchFailed puts the pods nominated to the claim down to its failure.
 func (ww *waitWatch) launchFailed(w *world, claim *v1alpha1.NodeClaim, err error) {

@@ -98,6 +98,12 @@ func (o *Objects) Snapshot(opts Options) *scheduler.Snapshot {
 		s.InstanceTypes[np.Name] = instanceTypes(s.NodeClasses[nodeClassName(np)], opts)
 	}
 	s.Pods, s.Nodes = o.stateNodes()
+	if len(o.PriorityClasses) > 0 {
+		s.PriorityClasses = map[string]int32{}
+		for _, pc := range o.PriorityClasses {
+			s.PriorityClasses[pc.Name] = pc.Value
+		}
+	}
 	return s
 }
 

@@ -242,3 +242,21 @@ func unavailable(s *scheduler.Snapshot, pool string) []string {
 }
 
 func zoneOf(offering string) string { return strings.Split(offering, "/")[1] }
+
+// TestPriorityClassesOrderTheSolve: a pod that names a PriorityClass of the
+// snapshot and has no spec.priority is solved at the class's value, so a
+// solve bounded to one pod places it before a pod of the default priority
+// whose name sorts first.
+func TestPriorityClassesOrderTheSolve(t *testing.T) {
+	critical := "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: critical\nvalue: 1000\n"
+	objs := read(t, docs(nodeClassWeb, nodePoolWeb, critical, pod("a-plain", ""),
+		strings.Replace(pod("b-critical", ""), "spec:\n", "spec:\n  priorityClassName: critical\n", 1)))
+	s := objs.Snapshot(snapshotfile.Options{Infos: infos(t, "m6i.large"), Defaults: catalogue.DefaultOptions()})
+	r := scheduler.Solve(s, scheduler.Options{Bound: scheduler.PodBudget(1)})
+	if r.PodCount() != 1 || len(r.NewNodeClaims) != 1 || r.NewNodeClaims[0].Pods[0].Name != "b-critical" {
+		t.Fatalf("placed %d pods (%d claims), want b-critical alone", r.PodCount(), len(r.NewNodeClaims))
+	}
+	if len(r.Waiting) != 1 || r.Waiting[0].Pod.Name != "a-plain" {
+		t.Errorf("waiting %v, want a-plain", r.Waiting)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -32,6 +33,9 @@ type Objects struct {
 	NodePools              []*v1alpha1.NodePool
 	NodeClasses            []*v1alpha1.NodeClass
 	NodeClaims             []*v1alpha1.NodeClaim
+	// PriorityClasses give their value to the pods that name them and have
+	// no spec.priority (a pod written by hand rather than admitted).
+	PriorityClasses []*schedulingv1.PriorityClass
 	// CapacityBuffers keep room for pods that do not exist yet, of the
 	// shapes BufferObjects give (buffers.go).
 	CapacityBuffers []*autoscalingv1beta1.CapacityBuffer
@@ -48,7 +52,7 @@ type Objects struct {
 }
 
 // ErrEmpty is Read's error for a stream without a single object.
-var ErrEmpty = errors.New("the snapshot holds no objects: write one with `kubectl get nodepools,nodeclasses,nodeclaims,nodes,pods,daemonsets,pv,pvc,storageclasses,capacitybuffers,podtemplates -A -o yaml`")
+var ErrEmpty = errors.New("the snapshot holds no objects: write one with `kubectl get nodepools,nodeclasses,nodeclaims,nodes,pods,daemonsets,pv,pvc,storageclasses,priorityclasses,capacitybuffers,podtemplates -A -o yaml`")
 
 // Read parses every document, strictly, as the API server would: an unknown
 // kind or field, an apiVersion that is not the kind's, a duplicate object, a
@@ -102,6 +106,9 @@ var kinds = map[string]kind{
 	"NodePool":     {v1alpha1.SchemeGroupVersion.String(), false, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.NodePools, m) }},
 	"NodeClass":    {v1alpha1.SchemeGroupVersion.String(), false, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.NodeClasses, m) }},
 	"NodeClaim":    {v1alpha1.SchemeGroupVersion.String(), false, func(o *Objects, m *manifest.Object) (metav1.Object, error) { return decodeInto(&o.NodeClaims, m) }},
+	"PriorityClass": {"scheduling.k8s.io/v1", false, func(o *Objects, m *manifest.Object) (metav1.Object, error) {
+		return decodeInto(&o.PriorityClasses, m)
+	}},
 }
 
 // add decodes one object after checking its kind, apiVersion, name and namespace.

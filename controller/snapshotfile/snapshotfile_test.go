@@ -163,7 +163,7 @@ func TestReadRefusesBadInput(t *testing.T) {
 		want []string
 	}{
 		{"unknown kind", docs(nodeClassWeb, "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n"),
-			[]string{"line 12: Service web: kind:", `kind "Service" is not part of a snapshot`, "use CapacityBuffer, DaemonSet, Deployment, Job, Node, NodeClaim, NodeClass, NodePool, PersistentVolume, PersistentVolumeClaim, Pod, PodTemplate, ReplicaSet, ResourceQuota, StatefulSet, StorageClass"}},
+			[]string{"line 12: Service web: kind:", `kind "Service" is not part of a snapshot`, "use CapacityBuffer, DaemonSet, Deployment, Job, Node, NodeClaim, NodeClass, NodePool, PersistentVolume, PersistentVolumeClaim, Pod, PodTemplate, PriorityClass, ReplicaSet, ResourceQuota, StatefulSet, StorageClass"}},
 		{"a buffer's template with a negative request", docs("apiVersion: v1\nkind: PodTemplate\nmetadata: {name: t}\ntemplate:\n  spec:\n    containers: [{name: c, image: i, resources: {requests: {cpu: \"-1\"}}}]\n"),
 			[]string{"line 6: PodTemplate default/t: template.spec.containers[0].resources.requests[cpu]:", "must be greater than or equal to 0"}},
 		{"no kind", "apiVersion: v1\nmetadata: {name: x}\n", []string{"line 1: object x", `kind ""`}},

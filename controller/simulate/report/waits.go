@@ -28,6 +28,10 @@ const (
 	// WaitProvisioner: the provisioner could not place it; Reason is its
 	// FailedScheduling message, the words `stowage schedule` prints.
 	WaitProvisioner = "provisioner"
+	// WaitSolveBound: a batch's solve reached its time bound before the
+	// pod's turn (higher priorities go first), and it waited for a later
+	// batch; the launch that followed went as planned.
+	WaitSolveBound = "solve-bound"
 	// WaitLaunching: capacity was launched for it and not Ready yet.
 	WaitLaunching = "launching"
 	// WaitUnexplained: nothing was said of it.
