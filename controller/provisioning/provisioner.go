@@ -79,7 +79,9 @@ func WithSolveOptions(opts scheduler.Options) Option { return func(p *Provisione
 
 // WithSolveBound bounds each batch's solve: bound is called as the solve
 // starts (TimeBound for --solve-time-bound). Unbounded when unset.
-func WithSolveBound(bound func() scheduler.Bound) Option { return func(p *Provisioner) { p.bound = bound } }
+func WithSolveBound(bound func() scheduler.Bound) Option {
+	return func(p *Provisioner) { p.bound = bound }
+}
 
 // TimeBound bounds a solve to d from its start, on clk.
 func TimeBound(clk clock.PassiveClock, d time.Duration) func() scheduler.Bound {
