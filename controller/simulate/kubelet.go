@@ -156,7 +156,7 @@ func (w *world) startPods() error {
 				return err
 			}
 			sp.running = true
-			w.out.podRunning(sp.tier, sp.runningAt.Sub(sp.created))
+			w.out.podRunning(sp, sp.runningAt.Sub(sp.created))
 			w.waited(sp, true, sp.runningAt)
 			if sp.workload != nil && sp.workload.spec.Job != "" {
 				sp.finishAt = sp.runningAt.Add(sp.workload.spec.RunFor.Duration)

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -15,13 +16,14 @@ import (
 	"github.com/stowage-dev/stowage/controller/scheduling"
 )
 
-// schedulePods is kube-scheduler's part: each pending pod is bound to the
-// Ready node that passes its filters (resources, taints, node affinity) with
-// the most room left (the default LeastAllocated score); pods with inter-pod
-// affinity or hard topology spread are placed by the solver's predicates
-// instead. The rest are marked Unschedulable, which is what the autoscalers
-// watch for. It runs when something changed, as kube-scheduler retries on
-// cluster events.
+// schedulePods is kube-scheduler's part: each pending pod, highest priority
+// first (its active queue's order), is bound to the Ready node that passes
+// its filters (resources, taints, node affinity) with the most room left (the
+// default LeastAllocated score), or to the node where preempting pods of
+// lower priority makes room (preemption.go); pods with inter-pod affinity or
+// hard topology spread are placed by the solver's predicates instead. The
+// rest are marked Unschedulable, which is what the autoscalers watch for. It
+// runs when something changed, as kube-scheduler retries on cluster events.
 func (w *world) schedulePods(ctx context.Context) error {
 	if !w.dirty && !w.newPods {
 		return nil
@@ -44,30 +46,66 @@ func (w *world) schedulePods(ctx context.Context) error {
 	if len(simple)+len(topological) == 0 {
 		return nil
 	}
+	byPriority(simple)
+	byPriority(topological)
+	if err := w.scheduleSimple(ctx, simple); err != nil {
+		return err
+	}
+	return w.scheduleTopological(ctx, topological)
+}
+
+// fitOrPreempt is the pod's best fit, else the node where preempting makes
+// room for it (evicting the victims), else nil. pdbs is read once per pass,
+// when first needed.
+func (w *world) fitOrPreempt(ctx context.Context, nodes []*schedNode, sp *simPod, pdbs **pdbAllowance) (*schedNode, error) {
+	if n := bestFit(nodes, sp); n != nil || !canPreempt(sp.pod) {
+		return n, nil
+	}
+	if *pdbs == nil {
+		a, err := w.pdbAllowance(ctx)
+		if err != nil {
+			return nil, err
+		}
+		*pdbs = a
+	}
+	return w.preempt(ctx, nodes, sp, *pdbs)
+}
+
+// byPriority orders pods as kube-scheduler's queue pops them: higher
+// priority first, then in the order they came.
+func byPriority(pods []*simPod) {
+	slices.SortStableFunc(pods, func(a, b *simPod) int { return cmp.Compare(priority(b.pod), priority(a.pod)) })
+}
+
+// scheduleSimple binds each pod to its best fit, else preempts for it, else
+// marks it Unschedulable.
+func (w *world) scheduleSimple(ctx context.Context, pods []*simPod) error {
 	nodes := w.schedulableNodes()
-	// Pods of one workload are alike: once one fits nowhere, so do the rest
-	// in this pass.
+	var pdbs *pdbAllowance
+	// Pods of one workload are alike: once one fits nowhere, even by
+	// preempting, so do the rest in this pass.
 	full := map[*workloadState]bool{}
-	for _, sp := range simple {
-		if sp.workload != nil && full[sp.workload] {
+	for _, sp := range pods {
+		var n *schedNode
+		if sp.workload == nil || !full[sp.workload] {
+			var err error
+			if n, err = w.fitOrPreempt(ctx, nodes, sp, &pdbs); err != nil {
+				return err
+			}
+		}
+		if n == nil {
+			full[sp.workload] = true
 			if err := w.markUnschedulable(ctx, sp, w.noNode("no node has room and matches")); err != nil {
 				return err
 			}
 			continue
 		}
-		if n := bestFit(nodes, sp); n != nil {
-			n.requested = n.requested.Add(sp.requests)
-			if err := w.bind(ctx, sp, n.node.Name); err != nil {
-				return err
-			}
-			continue
-		}
-		full[sp.workload] = true
-		if err := w.markUnschedulable(ctx, sp, w.noNode("no node has room and matches")); err != nil {
+		n.requested = n.requested.Add(sp.requests)
+		if err := w.bind(ctx, sp, n.node.Name); err != nil {
 			return err
 		}
 	}
-	return w.scheduleTopological(ctx, topological)
+	return nil
 }
 
 // schedNode is a Ready node as the scheduler model sees it.
@@ -117,13 +155,7 @@ func bestFit(nodes []*schedNode, sp *simPod) *schedNode {
 	for _, n := range nodes {
 		// requests count the pod itself (Pods is 1), as NodeResourcesFit does.
 		want := n.requested.Add(sp.requests)
-		if !want.Fits(n.allocatable) {
-			continue
-		}
-		if scheduling.Tolerates(n.node.Spec.Taints, sp.pod.Spec.Tolerations) != nil {
-			continue
-		}
-		if ok, _ := affinity.Match(n.node); !ok {
+		if !want.Fits(n.allocatable) || !matches(n, sp, affinity) {
 			continue
 		}
 		score := freeFraction(n.allocatable.CPU, want.CPU) + freeFraction(n.allocatable.Memory, want.Memory)
@@ -132,6 +164,16 @@ func bestFit(nodes []*schedNode, sp *simPod) *schedNode {
 		}
 	}
 	return best
+}
+
+// matches reports whether the pod tolerates the node's taints and its
+// required node affinity matches the node.
+func matches(n *schedNode, sp *simPod, affinity nodeaffinity.RequiredNodeAffinity) bool {
+	if scheduling.Tolerates(n.node.Spec.Taints, sp.pod.Spec.Tolerations) != nil {
+		return false
+	}
+	ok, _ := affinity.Match(n.node)
+	return ok
 }
 
 func freeFraction(allocatable, used int64) float64 {

@@ -1,7 +1,9 @@
 package simulate
 
 import (
+	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/stowage-dev/stowage/controller/simulate/report"
@@ -16,7 +18,9 @@ type systemResult struct {
 	// tier -> how long each pod that never ran waited
 	neverRan   map[string][]time.Duration
 	maxPending map[string]int
-	series     report.Series
+	// priority -> the same two, by the pods' priority
+	toRunningAt, neverRanAt map[int32][]time.Duration
+	series                  report.Series
 	// cost is the spend of instances already gone; live ones are added at the end.
 	cost                 float64
 	launched, terminated int
@@ -39,11 +43,34 @@ type action struct {
 
 func newSystemResult(name string) *systemResult {
 	return &systemResult{name: name, toRunning: map[string][]time.Duration{}, neverRan: map[string][]time.Duration{},
-		maxPending: map[string]int{}}
+		maxPending: map[string]int{}, toRunningAt: map[int32][]time.Duration{}, neverRanAt: map[int32][]time.Duration{}}
 }
 
-func (r *systemResult) podRunning(tier string, d time.Duration) {
-	r.toRunning[tier] = append(r.toRunning[tier], d)
+func (r *systemResult) podRunning(sp *simPod, d time.Duration) {
+	r.toRunning[sp.tier] = append(r.toRunning[sp.tier], d)
+	r.toRunningAt[priority(sp.pod)] = append(r.toRunningAt[priority(sp.pod)], d)
+}
+
+// podNeverRan counts a pod that never ran, and how long it waited.
+func (r *systemResult) podNeverRan(sp *simPod, d time.Duration) {
+	r.neverRan[sp.tier] = append(r.neverRan[sp.tier], d)
+	r.neverRanAt[priority(sp.pod)] = append(r.neverRanAt[priority(sp.pod)], d)
+}
+
+// priorities is the start-up record per priority, highest first, when the
+// pods had more than one.
+func (r *systemResult) priorities() []report.Tier {
+	all := slices.Concat(slices.Collect(maps.Keys(r.toRunningAt)), slices.Collect(maps.Keys(r.neverRanAt)))
+	slices.Sort(all)
+	all = slices.Compact(all)
+	if len(all) < 2 {
+		return nil
+	}
+	out := make([]report.Tier, 0, len(all))
+	for _, p := range slices.Backward(all) {
+		out = append(out, report.NewTier(strconv.Itoa(int(p)), r.toRunningAt[p], r.neverRanAt[p], 0))
+	}
+	return out
 }
 
 // instanceGone adds a terminated instance's spend.
@@ -63,7 +90,7 @@ func (r *systemResult) addSample(s report.Sample) {
 func (r *systemResult) system() report.System {
 	s := report.System{Name: r.name, Series: r.series, TotalCost: r.cost, NodesLaunched: r.launched,
 		NodesTerminated: r.terminated, Fallbacks: r.fallbacks, Interruptions: r.interruptions, Consolidations: r.consolidations,
-		Blocked: r.blocked, Waits: r.waits}
+		Blocked: r.blocked, Waits: r.waits, Priorities: r.priorities()}
 	tiers := slices.Concat(sortedKeys(r.toRunning), sortedKeys(r.neverRan))
 	slices.Sort(tiers)
 	for _, tier := range slices.Compact(tiers) {

@@ -185,7 +185,7 @@ func (w *world) sample() report.Sample {
 func (w *world) finish() {
 	for _, sp := range w.sortedPods() {
 		if !sp.running {
-			w.out.neverRan[sp.tier] = append(w.out.neverRan[sp.tier], w.clk.Since(sp.created))
+			w.out.podNeverRan(sp, w.clk.Since(sp.created))
 			w.waited(sp, false, w.clk.Now())
 		}
 	}

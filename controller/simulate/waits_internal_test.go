@@ -95,3 +95,17 @@ spec:
 		t.Errorf("waits %+v, want the pod added at 25m held by the drain the PDB holds", ws)
 	}
 }
+
+// TestPodsABoundedSolveLeftWaitForIt: a solve bounded to one pod leaves the
+// rest of 400 pods for later batches, one a batch, and the pods that waited
+// longest say so.
+func TestPodsABoundedSolveLeftWaitForIt(t *testing.T) {
+	doc := strings.Replace(calm, "  seed: 11\n", "  seed: 11\n  solveBoundPods: 1\n", 1)
+	doc = strings.Replace(doc, "count: 6}", "count: 400}", 1)
+	doc = strings.Replace(doc, `limits: {cpu: "16"}`, `limits: {cpu: "64"}`, 1)
+	doc = strings.Replace(doc, `{cpu: "1", memory: 1Gi}`, `{cpu: 100m, memory: 128Mi}`, 1)
+	ws := waitsOf(t, doc)
+	if len(ws) == 0 || ws[0].Kind != report.WaitSolveBound || !strings.Contains(ws[0].Reason, "time bound") {
+		t.Fatalf("waits %+v, want the solve's bound first", ws)
+	}
+}

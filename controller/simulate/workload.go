@@ -213,7 +213,7 @@ func (w *world) forget(sp *simPod) {
 		return
 	}
 	if !sp.running {
-		w.out.neverRan[sp.tier] = append(w.out.neverRan[sp.tier], w.clk.Since(sp.created))
+		w.out.podNeverRan(sp, w.clk.Since(sp.created))
 		w.waited(sp, false, w.clk.Now())
 	}
 	if sp.bound.IsZero() {

@@ -89,6 +89,8 @@ type world struct {
 	// kube-scheduler retries every pending pod; newPods that new pods wait;
 	// podsChanged that a pod was written since the PDBs' statuses were.
 	dirty, newPods, podsChanged bool
+	// preempted counts the pods kube-scheduler preempted (preemption.go).
+	preempted int
 
 	out *systemResult
 	// observer watches the run (observer.go); nil for none.

@@ -36,6 +36,7 @@ type jsonSystem struct {
 	SavingsPerHour  float64             `json:"consolidation_savings_usd_per_hour"`
 	PodsLost        int                 `json:"pods_lost"`
 	Tiers           []jsonTier          `json:"tiers"`
+	Priorities      []jsonTier          `json:"priorities,omitempty"`
 	Series          jsonSeries          `json:"series"`
 	Fallbacks       []jsonFallback      `json:"fallbacks"`
 	Interruptions   []jsonInterruption  `json:"interruptions"`
@@ -179,6 +180,12 @@ func numberArrayEnd(b []byte, start int) int {
 	return -1
 }
 
+func toJSONTier(t Tier) jsonTier {
+	l := t.TimeToRunning
+	return jsonTier{Name: t.Name, PodsStarted: t.PodsStarted, PodsNeverRan: t.PodsNeverRan, MaxPending: t.MaxPending,
+		TimeToRunning: jsonLatency{P50: seconds(l.P50), P95: seconds(l.P95), P99: seconds(l.P99)}}
+}
+
 func toJSONSystem(s *System) jsonSystem {
 	js := jsonSystem{Name: s.Name, TotalCost: round(s.TotalCost, moneyPlaces), NodesLaunched: s.NodesLaunched,
 		NodesTerminated: s.NodesTerminated, SavingsPerHour: round(s.SavingsPerHour(), moneyPlaces), PodsLost: s.PodsLost(),
@@ -194,9 +201,10 @@ func toJSONSystem(s *System) jsonSystem {
 		js.Blocked = append(js.Blocked, jsonBlocked{At: formatTime(b.At), Method: b.Method, Blocker: b.Blocker, Node: b.Node, Why: b.Why})
 	}
 	for _, t := range s.Tiers {
-		l := t.TimeToRunning
-		js.Tiers = append(js.Tiers, jsonTier{Name: t.Name, PodsStarted: t.PodsStarted, PodsNeverRan: t.PodsNeverRan, MaxPending: t.MaxPending,
-			TimeToRunning: jsonLatency{P50: seconds(l.P50), P95: seconds(l.P95), P99: seconds(l.P99)}})
+		js.Tiers = append(js.Tiers, toJSONTier(t))
+	}
+	for _, t := range s.Priorities {
+		js.Priorities = append(js.Priorities, toJSONTier(t))
 	}
 	for _, f := range s.Fallbacks {
 		jf := jsonFallback{At: formatTime(f.At), Short: toJSONOffering(f.Short), FromPool: f.FromPool, ToPool: f.ToPool, Reason: f.Reason}

@@ -25,8 +25,12 @@ type System struct {
 	Name string
 	// Tiers are workload groups (web, inference, ...); renderers match them
 	// across systems by name.
-	Tiers  []Tier
-	Series Series
+	Tiers []Tier
+	// Priorities are the pods' start-up record by priority (Name is the
+	// priority), highest first, when the pods had more than one; MaxPending
+	// is not counted.
+	Priorities []Tier
+	Series     Series
 	// TotalCost is the cost of every node over the run, in dollars.
 	TotalCost       float64
 	NodesLaunched   int

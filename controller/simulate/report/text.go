@@ -38,6 +38,9 @@ func WriteText(w io.Writer, r *Report) error {
 		writeTiers(&b, r, i, min(i+tierCols, len(r.Systems)))
 	}
 	for i := range r.Systems {
+		writePriorities(&b, &r.Systems[i])
+	}
+	for i := range r.Systems {
 		writeEvents(&b, r, &r.Systems[i])
 	}
 	_, err := io.WriteString(w, trimLines(b.String()))
@@ -85,6 +88,22 @@ func writeTiers(b *strings.Builder, r *Report, from, to int) {
 			fmt.Fprintf(b, "%7s%9s%9s%9s%9s", fit(c.Pods, 6), c.P50, c.P95, c.P99, fit(c.MaxPending, 8))
 		}
 		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+// writePriorities writes the time to Running by priority, highest first, of
+// a system whose pods had more than one priority.
+func writePriorities(b *strings.Builder, s *System) {
+	if len(s.Priorities) == 0 {
+		return
+	}
+	b.WriteString("Time to Running by priority, " + s.Name + "\n")
+	fmt.Fprintf(b, "%-*s%7s%7s%9s%9s%9s\n", tierWidth, "priority", "pods", "never", "p50", "p95", "p99")
+	for _, t := range s.Priorities {
+		l := t.TimeToRunning
+		fmt.Fprintf(b, "%-*s%7s%7s%9s%9s%9s\n", tierWidth, fit(t.Name, tierWidth-1), fit(fmt.Sprint(t.PodsStarted), 6),
+			fit(fmt.Sprint(t.PodsNeverRan), 6), formatDuration(l.P50), formatDuration(l.P95), formatDuration(l.P99))
 	}
 	b.WriteString("\n")
 }
