@@ -49,11 +49,13 @@ resource "stowage_node_pool" "web_spot" {
 }
 
 # GPU inference: diversified types, tainted for the GPU workloads only,
-# consolidated only when empty.
+# consolidated only when empty. Filler pods (a negative priority) use the
+# room its GPU nodes have left but never launch one.
 resource "stowage_node_pool" "gpu_inference" {
-  name   = "gpu-inference"
-  weight = 50
-  labels = { tier = "inference" }
+  name             = "gpu-inference"
+  weight           = 50
+  labels           = { tier = "inference" }
+  min_pod_priority = 0
 
   node_class_ref {
     name = stowage_node_class.default.name
