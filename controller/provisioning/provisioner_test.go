@@ -92,7 +92,13 @@ func (f *fixture) provisioner(c *state.Cluster, rec provisioning.Recorder) *prov
 
 // pending creates an unschedulable pod and waits until c sees it as such.
 func (f *fixture) pending(t *testing.T, c *state.Cluster, name, cpu string) *corev1.Pod {
+	return f.pendingWith(t, c, name, cpu, func(*corev1.PodSpec) {})
+}
+
+// pendingWith is pending with the pod's spec changed by mutate first.
+func (f *fixture) pendingWith(t *testing.T, c *state.Cluster, name, cpu string, mutate func(*corev1.PodSpec)) *corev1.Pod {
 	pod := statetest.Unschedulable(statetest.Pod(f.env.Namespace, name, cpu, "1Gi"))
+	mutate(&pod.Spec)
 	f.env.Create(t, pod)
 	statetest.Eventually(t, 10*time.Second, func() error {
 		for _, p := range c.PendingPods() {
