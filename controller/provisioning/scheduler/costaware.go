@@ -44,7 +44,10 @@ func solveCostAware(s *Snapshot, opts Options) *Results {
 	}
 	opts.Preferences = PreferencesCostAware
 	shaped := solve(s, opts)
-	if shaped.TotalPrice() <= cheapest.TotalPrice()*(1+PreferenceCostTolerance)+1e-9 && len(shaped.Unschedulable) <= len(cheapest.Unschedulable) {
+	// A bound may cut the two solves at different pods: the shaped one must
+	// leave no more pods unplaced, waiting included.
+	unplaced := func(r *Results) int { return len(r.Unschedulable) + len(r.Waiting) }
+	if shaped.TotalPrice() <= cheapest.TotalPrice()*(1+PreferenceCostTolerance)+1e-9 && unplaced(shaped) <= unplaced(cheapest) {
 		return shaped
 	}
 	return cheapest

@@ -190,9 +190,9 @@ func (sv *solver) podInfos() []*podInfo {
 	sv.linkMatches()
 	// A booking's virtual pods go after every real pod: real pods take room
 	// first (booked.go). Higher priorities go first, so that a bound that
-	// cuts the solve short leaves the lowest waiting. Pods that own a spread go first: a spread is checked
-	// when its owner is placed, so matching pods placed before it only narrow
-	// its choice. Pods with pod affinity go after the others, which may be
+	// cuts the solve short leaves the lowest waiting. Pods that own a spread
+	// go first: a spread is checked when its owner is placed, so matching
+	// pods placed before it only narrow its choice. Pods with pod affinity go after the others, which may be
 	// the pods they follow.
 	slices.SortStableFunc(pods, func(a, b *podInfo) int {
 		return cmp.Or(

@@ -57,6 +57,7 @@ func TestAccNodePool(t *testing.T) {
     effect = "NoSchedule"
   }
   limits = { cpu = "1000", memory = "4000Gi" }
+  min_pod_priority = -100
   expire_after = "336h"
   termination_grace_period = "48h"
   disruption {
@@ -98,6 +99,7 @@ func TestAccNodePool(t *testing.T) {
 				Check: checkServer("nodepools", name, map[string]string{
 					"spec.disruption.budgets[1].schedule":   "0 9 * * 1-5",
 					"spec.limits.cpu":                       "1000",
+					"spec.minPodPriority":                   "-100",
 					"spec.template.spec.taints[0].effect":   "NoSchedule",
 					"spec.template.metadata.labels":         "map[example.com/team:web example.com/tier:frontend]",
 					"spec.template.spec.expireAfter":        "336h",
