@@ -23,7 +23,8 @@ type Invariant string
 const (
 	// InvariantPodReason: a pod not bound for longer than Bounds.Reason is
 	// nominated (its nomination still live) or was last told by the
-	// provisioner why it cannot be provisioned (FailedScheduling).
+	// provisioner why it cannot be provisioned (FailedScheduling) or that it
+	// waits for the next batch (WaitingForNextBatch).
 	InvariantPodReason Invariant = "pod-reason"
 	// InvariantPodWait: no pod stays unbound longer than Bounds.Wait while it is
 	// launchable (launchable.go) the whole time.
@@ -238,7 +239,7 @@ func (c *invariantChecker) published(w *world, evs []provisioning.Event) {
 			}
 			c.checkRenomination(w, key, claim.Name)
 			c.said[key] = podWord{claim: claim.Name, at: w.elapsed()}
-		case provisioning.ReasonFailedScheduling:
+		case provisioning.ReasonFailedScheduling, provisioning.ReasonWaitingForBatch:
 			c.said[key] = podWord{failed: ev.Message, at: w.elapsed()}
 		}
 	}

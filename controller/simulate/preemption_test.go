@@ -153,3 +153,17 @@ spec:
 		t.Errorf("web ran %d, batch never ran %d; want 2 and 2", web.PodsStarted, batch.PodsNeverRan)
 	}
 }
+
+// TestTheQueueTakesTheHighestPriorityFirst: "the scheduler orders pending
+// Pods by their priority and a pending Pod is placed ahead of other pending
+// Pods with lower priority in the scheduling queue". Both workloads arrive
+// together, the low one first, with room for six of the eight pods and no
+// preemption (Never): the two high-priority pods run, two low ones never do.
+func TestTheQueueTakesTheHighestPriorityFirst(t *testing.T) {
+	doc := strings.Replace(crowded, "metadata: {name: high}\nvalue: 1000\n", "metadata: {name: high}\nvalue: 1000\npreemptionPolicy: Never\n", 1)
+	doc = strings.Replace(doc, "replicas: [{at: 8m, count: 2}]", "replicas: [{at: 1m, count: 2}]", 1)
+	batch, web := crowdedRun(t, doc)
+	if web.PodsStarted != 2 || batch.PodsStarted != 4 || batch.PodsNeverRan != 2 {
+		t.Errorf("web ran %d, batch ran %d and %d never did; want 2, 4 and 2", web.PodsStarted, batch.PodsStarted, batch.PodsNeverRan)
+	}
+}

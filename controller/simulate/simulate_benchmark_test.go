@@ -45,7 +45,7 @@ func BenchmarkSimulatePriorities(b *testing.B) {
 	for range b.N {
 		cut := testutil.ToFloat64(provisioning.SolvesCut)
 		before := cpuSeconds(b)
-		ps := priorities(b, 1)
+		ps := priorities(b, run(b, prioritiesScenario(b, 1), false))
 		cpu := cpuSeconds(b) - before
 		pods := 0
 		for _, p := range ps {
