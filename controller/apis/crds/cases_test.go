@@ -109,6 +109,8 @@ var validCases = []admissionCase{
 		taints: [{key: dedicated, value: gpu, effect: NoSchedule}, {key: example.com/soft, effect: PreferNoSchedule}],
 		startupTaints: [{key: nvidia.com/gpu-driver, effect: NoExecute}]}}}}`},
 	{name: "weight bounds", base: basePool, patch: `{spec: {weight: 1}}`},
+	{name: "minPodPriority at the lowest int32", base: basePool, patch: `{spec: {minPodPriority: -2147483648}}`},
+	{name: "minPodPriority at system-node-critical", base: basePool, patch: `{spec: {minPodPriority: 2000001000}}`},
 	{name: "a floor within the nodes limit", base: basePool, patch: `{spec: {minNodes: 2, capacityBlockLeadTime: 45m, limits: {nodes: "2"}}}`},
 	{name: "a floor with an integer nodes limit", base: basePool, patch: `{spec: {minNodes: 3, limits: {nodes: 10, cpu: "100"}}}`},
 	{name: "durations in Go syntax and Never", base: basePool, patch: `{spec: {
@@ -260,6 +262,7 @@ var invalidCases = []admissionCase{
 	// Weight, limits, durations.
 	{name: "weight zero", base: basePool, patch: `{spec: {weight: 0}}`, field: "spec.weight", msg: "greater than or equal to 1"},
 	{name: "weight above 100", base: basePool, patch: `{spec: {weight: 101}}`, field: "spec.weight", msg: "less than or equal to 100"},
+	{name: "minPodPriority above system-node-critical", base: basePool, patch: `{spec: {minPodPriority: 2000001001}}`, field: "spec.minPodPriority", msg: "less than or equal to 2000001000"},
 	{name: "a negative floor", base: basePool, patch: `{spec: {minNodes: -1}}`, field: "spec.minNodes", msg: "greater than or equal to 0"},
 	{name: "a block lead time under EC2's 30 minutes", base: basePool, patch: `{spec: {capacityBlockLeadTime: 20m}}`,
 		field: "spec.capacityBlockLeadTime", msg: "at least 30m"},
