@@ -152,7 +152,7 @@ func TestRolesAreLeastPrivilege(t *testing.T) {
 		}
 	}
 	for _, readOnly := range [][2]string{{"stowage.dev", "nodepools"}, {"stowage.dev", "nodeclasses"}, {"apps", "daemonsets"},
-		{"policy", "poddisruptionbudgets"}, {"storage.k8s.io", "storageclasses"}} {
+		{"policy", "poddisruptionbudgets"}, {"storage.k8s.io", "storageclasses"}, {"scheduling.k8s.io", "priorityclasses"}} {
 		for _, v := range []string{"create", "update", "patch", "delete"} {
 			if grants(cr.Rules, readOnly[0], readOnly[1], v) {
 				t.Errorf("the ClusterRole grants %s on %s.%s, which Stowage only reads", v, readOnly[1], readOnly[0])

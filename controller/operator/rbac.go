@@ -13,6 +13,7 @@ package operator
 // +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch
 // +kubebuilder:rbac:groups=stowage.dev,resources=nodeclaims;nodepools;nodeclasses,verbs=get;list;watch
 
 // Provisioning: create the claims, and tell pods where they are going.

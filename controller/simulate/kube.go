@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -358,6 +359,12 @@ func (k *kube) feed(obj runtime.Object, gone bool) {
 			k.cluster.DeletePodDisruptionBudget(o)
 		} else {
 			k.cluster.UpdatePodDisruptionBudget(o)
+		}
+	case *schedulingv1.PriorityClass:
+		if gone {
+			k.cluster.DeletePriorityClass(o)
+		} else {
+			k.cluster.UpdatePriorityClass(o)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,6 +64,8 @@ type Cluster struct {
 	pvcs           objects[*corev1.PersistentVolumeClaim]
 	pvs            objects[*corev1.PersistentVolume]
 	storageClasses objects[*storagev1.StorageClass]
+	// priorityClasses give a pod without spec.priority its value (priorityclasses.go)
+	priorityClasses objects[*schedulingv1.PriorityClass]
 
 	// bookings are the room booked for pods that do not exist yet, by owner (bookings.go)
 	bookings map[string]scheduler.Booking
@@ -92,7 +95,7 @@ func NewCluster(clk clock.PassiveClock) *Cluster {
 		nodePools: objects[*v1alpha1.NodePool]{}, nodeClasses: objects[*v1alpha1.NodeClass]{},
 		daemonSets: objects[*appsv1.DaemonSet]{}, pdbs: objects[*policyv1.PodDisruptionBudget]{},
 		pvcs: objects[*corev1.PersistentVolumeClaim]{}, pvs: objects[*corev1.PersistentVolume]{},
-		storageClasses: objects[*storagev1.StorageClass]{},
+		storageClasses: objects[*storagev1.StorageClass]{}, priorityClasses: objects[*schedulingv1.PriorityClass]{},
 	}
 }
 
@@ -277,6 +280,7 @@ func (c *Cluster) Snapshot(pending []*corev1.Pod, instanceTypes map[string][]*cl
 		PersistentVolumeClaims: c.pvcs.sorted(),
 		PersistentVolumes:      c.pvs.sorted(),
 		StorageClasses:         c.storageClasses.sorted(),
+		PriorityClasses:        c.priorityValues(),
 		Now:                    c.clk.Now(),
 	}
 }

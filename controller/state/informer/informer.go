@@ -16,8 +16,8 @@ import (
 )
 
 // Source hands out informers; a controller-runtime cache (a manager's
-// GetCache()) is one. Its scheme must know the core, apps, policy, storage
-// and stowage.dev/v1alpha1 types.
+// GetCache()) is one. Its scheme must know the core, apps, policy, storage,
+// scheduling and stowage.dev/v1alpha1 types.
 type Source interface {
 	GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error)
 }
@@ -34,7 +34,7 @@ type watch struct {
 func Register(ctx context.Context, src Source, c *state.Cluster) error {
 	watches := []watch{
 		nodes(c), pods(c), nodeClaims(c), nodePools(c), nodeClasses(c), daemonSets(c), pdbs(c),
-		pvcs(c), pvs(c), storageClasses(c),
+		pvcs(c), pvs(c), storageClasses(c), priorityClasses(c),
 	}
 	for _, w := range watches {
 		inf, err := src.GetInformer(ctx, w.object, cache.BlockUntilSynced(false))
