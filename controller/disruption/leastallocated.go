@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"cmp"
+	"container/heap"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,6 +55,40 @@ func spreadHomeless(r *Round, sim simulation) []*corev1.Pod {
 type spreadNode struct {
 	node        *corev1.Node
 	alloc, free scheduling.Resources
+	// index is its position in the order nodes are tried
+	index int
+}
+
+// score is the node's LeastAllocated score before a pod is added: the mean
+// free share of its CPU and memory. kube-scheduler scores the node with the
+// pod added, which ranks nodes of different sizes a little differently by
+// the pod's share of each; ranking by the room left keeps the placement of
+// many pods to a heap's cost.
+func (n *spreadNode) score() float64 {
+	share := func(f, a int64) float64 {
+		if a <= 0 {
+			return 0
+		}
+		return float64(f) / float64(a)
+	}
+	return (share(n.free.CPU, n.alloc.CPU) + share(n.free.Memory, n.alloc.Memory)) / 2
+}
+
+// roomiest orders nodes most room left first, then in snapshot order.
+type roomiest []*spreadNode
+
+func (h roomiest) Len() int { return len(h) }
+func (h roomiest) Less(i, j int) bool {
+	si, sj := h[i].score(), h[j].score()
+	return si > sj || si == sj && h[i].index < h[j].index
+}
+func (h roomiest) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *roomiest) Push(x any)   { *h = append(*h, x.(*spreadNode)) }
+func (h *roomiest) Pop() any {
+	old := *h
+	n := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return n
 }
 
 // spreadNodes are the nodes that receive pods, other than gone, with their
@@ -66,7 +101,8 @@ func spreadNodes(r *Round, gone map[string]bool) ([]spreadNode, map[string]int) 
 			continue
 		}
 		index[sn.Name()] = len(nodes)
-		nodes = append(nodes, spreadNode{node: sn.Node, alloc: scheduling.FromList(sn.Node.Status.Allocatable), free: r.nodeFree(sn)})
+		nodes = append(nodes, spreadNode{node: sn.Node, alloc: scheduling.FromList(sn.Node.Status.Allocatable), free: r.nodeFree(sn),
+			index: len(nodes)})
 	}
 	return nodes, index
 }
@@ -82,44 +118,40 @@ func hardlyPlaced(p *corev1.Pod) bool {
 		func(c corev1.TopologySpreadConstraint) bool { return c.WhenUnsatisfiable == corev1.DoNotSchedule })
 }
 
-// leastAllocatedHomeless places the pods in order, each on the node that
-// passes kube-scheduler's filters (resources, taints, required node
-// affinity) with the most room left, and returns those that fit nowhere.
+// leastAllocatedHomeless places the pods in order, each on the node with
+// the most room left that passes kube-scheduler's filters (resources,
+// taints, required node affinity), and returns those that fit nowhere.
 func leastAllocatedHomeless(r *Round, pods []*corev1.Pod, nodes []spreadNode) []*corev1.Pod {
+	h := make(roomiest, len(nodes))
+	for i := range nodes {
+		h[i] = &nodes[i]
+	}
+	heap.Init(&h)
 	var homeless []*corev1.Pod
+	var passed []*spreadNode
 	for _, p := range pods {
 		req := r.requestsOf(p)
 		affinity := nodeaffinity.GetRequiredNodeAffinity(p)
-		best, bestScore := -1, -1.0
-		for i := range nodes {
-			n := &nodes[i]
+		passed = passed[:0]
+		var chosen *spreadNode
+		for h.Len() > 0 && chosen == nil {
+			n := heap.Pop(&h).(*spreadNode)
+			passed = append(passed, n)
 			if !req.Fits(n.free) || scheduling.Tolerates(n.node.Spec.Taints, p.Spec.Tolerations) != nil {
 				continue
 			}
-			if ok, _ := affinity.Match(n.node); !ok {
-				continue
-			}
-			if s := leastAllocated(n.alloc, n.free.Sub(req)); s > bestScore {
-				best, bestScore = i, s
+			if ok, _ := affinity.Match(n.node); ok {
+				chosen = n
 			}
 		}
-		if best < 0 {
+		if chosen == nil {
 			homeless = append(homeless, p)
-			continue
+		} else {
+			chosen.free = chosen.free.Sub(req)
 		}
-		nodes[best].free = nodes[best].free.Sub(req)
+		for _, n := range passed {
+			heap.Push(&h, n)
+		}
 	}
 	return homeless
-}
-
-// leastAllocated is NodeResourcesFit's LeastAllocated score of a node left
-// with free of alloc: the mean free share of CPU and memory.
-func leastAllocated(alloc, free scheduling.Resources) float64 {
-	share := func(f, a int64) float64 {
-		if a <= 0 {
-			return 0
-		}
-		return float64(f) / float64(a)
-	}
-	return (share(free.CPU, alloc.CPU) + share(free.Memory, alloc.Memory)) / 2
 }
