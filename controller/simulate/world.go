@@ -48,6 +48,7 @@ type world struct {
 
 	workloads     []*workloadState
 	interruptions *interruptions
+	outages       *zoneOutages
 	// namespace/name -> pod the world tracks
 	pods map[string]*simPod
 	// podList holds the tracked pods in creation order; forgotten ones are
@@ -157,6 +158,7 @@ func newWorld(s *Scenario, seed int64, name string) (*world, error) {
 		w.workloads = append(w.workloads, newWorkloadState(s, wl))
 	}
 	w.interruptions = newInterruptions(s)
+	w.outages = newZoneOutages(s)
 	return w, nil
 }
 
