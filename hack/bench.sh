@@ -33,6 +33,7 @@ BENCHMARKS=(
 	"./controller/disruption/ | ^BenchmarkConsolidation$/^nodes=(2000|10000)$ | 1x | 20m |
 		BENCH disruption=consolidation nodes=2000; BENCH disruption=consolidation nodes=10000"
 	"./controller/simulate/ | ^BenchmarkSimulateDay$/^day-10k$ | 1x | 30m | BENCH simulate=day-10k"
+	"./controller/simulate/ | ^BenchmarkSimulateZoneOutage$ | 1x | 90m | BENCH simulate=zone-outage"
 	"./controller/e2e/ | ^TestChaosSoak$ | - | 15m | BENCH chaos=soak"
 	"./internal/headtohead/ | ^BenchmarkHeadToHead$ | 1x | 150m |
 		BENCH headtohead=basic/scale-out system=karpenter; BENCH headtohead=basic/scale-out system=stowage; BENCH headtohead=basic/scale-in system=karpenter; BENCH headtohead=basic/scale-in system=stowage;

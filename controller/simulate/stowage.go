@@ -207,7 +207,12 @@ func (sys *stowageSystem) step(ctx context.Context) error {
 	}
 	sys.checkNominations()
 	if closed, _ := sys.batcher.Poll(); closed {
+		done := func() {}
+		if sys.w.batch != nil {
+			done = sys.w.batch()
+		}
 		b, err := sys.provisioner.Provision(ctx)
+		done()
 		if b != nil {
 			sys.triggers.RetryAt(b.RetryAt)
 		}

@@ -96,6 +96,8 @@ type world struct {
 	observer observer
 	// waits finds why pods wait (waits.go); nil for a system it does not know.
 	waits *waitWatch
+	// batch wraps each provisioning batch (Options.Batch); nil for none.
+	batch func() (done func())
 }
 
 // simPod is a pod of a workload and its history.
