@@ -10,14 +10,19 @@ import (
 	"github.com/stowage-dev/stowage/internal/peakheap"
 )
 
-// BenchmarkSimulateZoneOutage replays a three-zone cluster of 3,000 nodes and
-// 30,000 pods losing one zone for an hour (testdata/zone-outage-3k.yaml) and
-// prints its BENCH line: the pods lost to the zone, the time from the
+// BenchmarkSimulateZoneOutage replays a three-zone cluster losing one zone for
+// an hour, at 300 nodes and 3,000 pods (make bench) and at 3,000 nodes and
+// 30,000 pods (make soak), and prints its BENCH line: the pods lost to the zone, the time from the
 // outage until every pod ran again, the 99th percentile of the CPU time of a
 // provisioning batch, the nodes launched, and the process CPU time and most
 // heap of the run.
 func BenchmarkSimulateZoneOutage(b *testing.B) {
-	s := readScenario(b, "testdata/zone-outage-3k.yaml")
+	for _, name := range []string{"zone-outage-300", "zone-outage-3k"} {
+		b.Run(name, func(b *testing.B) { benchZoneOutage(b, readScenario(b, "testdata/"+name+".yaml")) })
+	}
+}
+
+func benchZoneOutage(b *testing.B, s *simulate.Scenario) {
 	for range b.N {
 		var batches []float64
 		opts := simulate.Options{Batch: func() func() {
