@@ -3,6 +3,7 @@ package provisioning
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	corev1 "k8s.io/api/core/v1"
@@ -93,7 +94,7 @@ func (c *Controller) Start(ctx context.Context) error {
 		c.triggers.Run(ctx)
 	}()
 	for c.batcher.Wait(ctx) {
-		c.provision(ctx)
+		c.triggers.RetryAt(c.provision(ctx))
 		c.triggers.Provisioned()
 	}
 	<-done
@@ -106,8 +107,11 @@ func (c *Controller) NeedLeaderElection() bool { return true }
 // provision runs one batch. An unsynced state, a failed create or a solve
 // its bound cut short opens the next window, so the pods are tried again
 // once it closes.
-func (c *Controller) provision(ctx context.Context) {
+func (c *Controller) provision(ctx context.Context) (retryAt time.Time) {
 	b, err := c.provisioner.Provision(ctx)
+	if b != nil {
+		retryAt = b.RetryAt
+	}
 	if b.Cut() {
 		c.batcher.Trigger()
 	}
@@ -119,4 +123,5 @@ func (c *Controller) provision(ctx context.Context) {
 		c.log.Error("provisioning a batch", "error", err)
 		c.batcher.Trigger()
 	}
+	return retryAt
 }

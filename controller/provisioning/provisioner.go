@@ -54,6 +54,8 @@ type Provisioner struct {
 	bookingsSeen func([]scheduler.BookingResult)
 	// bound gives each batch's solve its bound as it starts (WithSolveBound).
 	bound func() scheduler.Bound
+	// shortages says when a short offering may be tried again (retry.go).
+	shortages ShortageMemory
 }
 
 // Option configures a Provisioner.
@@ -122,6 +124,9 @@ type Batch struct {
 	Decision *scheduler.Results
 	// NodeClaims are the claims created, in the decision's order.
 	NodeClaims []*v1alpha1.NodeClaim
+	// RetryAt is when to run again for the pods left unschedulable: when an
+	// offering the cloud avoids may be tried again; zero for no retry.
+	RetryAt time.Time
 }
 
 // Provision solves for the pods kube-scheduler could not place and that are
@@ -174,6 +179,7 @@ func (p *Provisioner) Provision(ctx context.Context) (*Batch, error) {
 	p.nominateExisting(b.Decision.Existing, snap.Nodes)
 	p.reportUnschedulable(b.Decision.Unschedulable)
 	p.reportWaiting(b.Decision.Waiting)
+	b.RetryAt = p.retryAt(b)
 	return b, errors.Join(errs...)
 }
 
