@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/simulate/report"
 )
 
@@ -58,6 +59,7 @@ func run(ctx context.Context, w *world, sys system, progress func(done, total ti
 // stepOnce runs every part of the world once at the current instant.
 func (w *world) stepOnce(ctx context.Context, sys system) error {
 	w.capacity.apply(w.elapsed())
+	w.reclaimBlocks()
 	// Completed Job pods go first, so that the Job controller replaces them
 	// at the same instant, as the real one does.
 	for _, f := range []func(context.Context) error{w.finishJobs, w.reconcileWorkloads, w.reapInstances, w.registerNodes} {
@@ -103,7 +105,7 @@ func (w *world) nextInstant(sys system, nextSample, end time.Time) time.Time {
 	if t, ok := w.nextWorkloadChange(); ok {
 		candidates = append(candidates, epoch.Add(t))
 	}
-	candidates = append(candidates, w.interruptions.next())
+	candidates = append(candidates, w.interruptions.next(), w.emu.NextBlockEvent())
 	next := end.Add(time.Nanosecond)
 	for _, c := range candidates {
 		if c.After(now) && c.Before(next) {
@@ -172,6 +174,10 @@ func (w *world) sample() report.Sample {
 		s.CostPerHourByCapacityType[in.capacityType] += in.price
 		capacityOf[in.node] = in.capacityType
 	}
+	if r := w.reservationsPerHour(w.elapsed()); r > 0 {
+		s.CostPerHour += r
+		s.CostPerHourByCapacityType[v1alpha1.CapacityTypeReserved] += r
+	}
 	for _, sp := range w.pods {
 		if ct, ok := capacityOf[sp.node]; ok && sp.running {
 			s.PodsByCapacityType[ct]++
@@ -195,4 +201,5 @@ func (w *world) finish() {
 	for _, id := range slices.Sorted(maps.Keys(w.instances)) {
 		w.out.instanceGone(w.instances[id], w.clk.Now())
 	}
+	w.out.cost += w.reservationsCost()
 }
