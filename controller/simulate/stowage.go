@@ -75,6 +75,8 @@ type stowageSystem struct {
 	// controllers' alarms, delivered by the simulator since it never starts
 	// them as sources.
 	expiry, blockEnds *nodeclaim.Alarms
+	// buffers is what the CapacityBuffers booked last (buffers.go).
+	buffers *bufferBook
 	// catalogue refreshes the cloud provider's catalogue on the schedule of
 	// its refresh loop (reservations.go); nil when the scenario holds no
 	// reservation, whose catalogue never changes.
@@ -211,6 +213,9 @@ func (sys *stowageSystem) podEvent(obj client.Object, gone bool) {
 func (sys *stowageSystem) step(ctx context.Context) error {
 	now := sys.w.clk.Now()
 	if err := sys.lambda.deliver(ctx); err != nil {
+		return err
+	}
+	if err := sys.bookBuffers(ctx); err != nil {
 		return err
 	}
 	sys.checkNominations()
