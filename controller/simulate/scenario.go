@@ -88,6 +88,8 @@ type ScenarioSpec struct {
 	CapacityReservations []CapacityReservation `json:"capacityReservations,omitempty"`
 	// Interruptions of spot instances.
 	Interruptions Interruptions `json:"interruptions,omitempty"`
+	// ZoneOutages take whole zones away (zoneoutage.go).
+	ZoneOutages []ZoneOutage `json:"zoneOutages,omitempty"`
 	// Boot is the time from launch to a Ready node, per AMI family (al2023,
 	// bottlerocket); "default" covers the rest.
 	Boot map[string]DurationRange `json:"boot,omitempty"`
@@ -227,6 +229,7 @@ func (s *Scenario) validate() error {
 	for i := range sp.CapacityReservations {
 		s.validateReservation(fmt.Sprintf("capacityReservations[%d]", i), &sp.CapacityReservations[i], bad)
 	}
+	s.validateZoneOutages(bad)
 	if sp.Interruptions.SpotRatePerHour < 0 {
 		bad("interruptions.spotRatePerHour", "must not be negative")
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/lifecycle"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/podevents"
+	"github.com/stowage-dev/stowage/controller/nodeclaim/repair"
 	"github.com/stowage-dev/stowage/controller/nodeclass"
 	"github.com/stowage-dev/stowage/controller/provisioning"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
@@ -48,6 +49,7 @@ const (
 	interruptionClaimCtl
 	driftCtl
 	expirationCtl
+	repairCtl
 	podEventsCtl
 	nodeClassCtl
 	capacityBlockCtl
@@ -75,6 +77,8 @@ type stowageSystem struct {
 	// controllers' alarms, delivered by the simulator since it never starts
 	// them as sources.
 	expiry, blockEnds *nodeclaim.Alarms
+	// repairs are the node repair controller's alarms, keyed by Node name.
+	repairs *nodeclaim.Alarms
 	// buffers is what the CapacityBuffers booked last (buffers.go).
 	buffers *bufferBook
 	// catalogue refreshes the cloud provider's catalogue on the schedule of
@@ -108,7 +112,7 @@ func newStowageSystem(w *world) *stowageSystem {
 	sys.triggers = provisioning.NewTriggers(w.clk, w.cluster, sys.batcher)
 	sys.provisioner = provisioning.NewProvisioner(w.cluster, sys.cloud, provisioning.ClientWriter{Client: w.kube}, recorder,
 		provisioning.RandomSuffix(w.rng), provisioning.WithLogger(hclog.NewNullLogger()), provisioning.WithClock(w.clk),
-		provisioning.WithCreateConcurrency(1), provisioning.WithSolveOptions(solve))
+		provisioning.WithCreateConcurrency(1), provisioning.WithSolveOptions(solve), provisioning.WithShortageMemory(aws))
 	term := termination.New(w.clk, w.kube, sys.cloud, termination.Options{Recorder: recorder, Homes: disruption.NewHomes(w.clk, w.cluster, sys.cloud, solve)})
 	expiry := expiration.New(w.clk, w.kube, expiration.Options{Recorder: recorder})
 	interrupts := interruption.New(w.clk, w.kube, aws, interruption.Options{Recorder: recorder})
@@ -117,6 +121,8 @@ func newStowageSystem(w *world) *stowageSystem {
 	if len(w.s.Spec.CapacityReservations) > 0 {
 		sys.catalogue = &catalogueRefresh{aws: aws, clk: w.clk, next: w.clk.Now().Add(stowaws.DefaultRefreshInterval)}
 	}
+	repairs := repair.New(w.clk, w.kube, repair.Options{Recorder: recorder})
+	sys.repairs = repairs.Alarms()
 	sys.reconcilers = map[reconciler]reconcile.Reconciler{
 		lifecycleCtl:         lifecycle.New(w.clk, w.kube, sys.cloud, lifecycle.Options{Recorder: recorder}),
 		terminationCtl:       term,
@@ -125,6 +131,7 @@ func newStowageSystem(w *world) *stowageSystem {
 		interruptionClaimCtl: interrupts.ClaimReconciler(),
 		driftCtl:             drift.New(w.clk, w.kube, sys.cloud, drift.Options{Recorder: recorder}),
 		expirationCtl:        expiry,
+		repairCtl:            repairs,
 		podEventsCtl:         podevents.New(w.clk, w.kube, podevents.Options{}),
 		nodeClassCtl:         nodeclass.New(w.clk, w.kube, aws, nodeclass.Options{Recorder: recorder}),
 		capacityBlockCtl:     blocks,
@@ -181,6 +188,7 @@ func (sys *stowageSystem) wake(obj client.Object) {
 		if _, marked := interruption.Marks(o); marked { // the capacity block controller's mark
 			sys.due.set(dueKey{interruptionCtl, o.Name}, now)
 		}
+		sys.due.set(dueKey{repairCtl, o.Name}, now)
 	}
 }
 
@@ -220,7 +228,16 @@ func (sys *stowageSystem) step(ctx context.Context) error {
 	}
 	sys.checkNominations()
 	if closed, _ := sys.batcher.Poll(); closed {
-		if _, err := sys.provisioner.Provision(ctx); err != nil {
+		done := func() {}
+		if sys.w.batch != nil {
+			done = sys.w.batch()
+		}
+		b, err := sys.provisioner.Provision(ctx)
+		done()
+		if b != nil {
+			sys.triggers.RetryAt(b.RetryAt)
+		}
+		if err != nil {
 			sys.w.out.actions = append(sys.w.out.actions, action{sys.w.elapsed(), "provisioning: " + err.Error()})
 			sys.batcher.Trigger()
 		}
@@ -231,6 +248,9 @@ func (sys *stowageSystem) step(ctx context.Context) error {
 	}
 	for _, req := range sys.blockEnds.Due(now) {
 		sys.due.set(dueKey{capacityBlockCtl, req.Name}, now)
+	}
+	for _, req := range sys.repairs.Due(now) {
+		sys.due.set(dueKey{repairCtl, req.Name}, now)
 	}
 	if err := sys.catalogue.refresh(ctx, now); err != nil {
 		return err
@@ -333,7 +353,7 @@ func (sys *stowageSystem) next() time.Time {
 		times = append(times, at)
 	}
 	times = append(times, sys.nextGC, sys.nextDisruption)
-	for _, alarms := range []*nodeclaim.Alarms{sys.expiry, sys.blockEnds} {
+	for _, alarms := range []*nodeclaim.Alarms{sys.expiry, sys.blockEnds, sys.repairs} {
 		if at, ok := alarms.Next(); ok {
 			times = append(times, at)
 		}
@@ -408,11 +428,14 @@ func (l *eventLog) Publish(evs ...provisioning.Event) {
 }
 
 // Eventf keeps the controllers' warnings (launch failures, timeouts) as
-// actions, and books an expired NodeClaim as a disruption.
+// actions, and books an expired NodeClaim and a repaired node as disruptions.
 func (l *eventLog) Eventf(regarding, _ runtime.Object, eventtype, reason, _, note string, args ...any) {
 	if claim, ok := regarding.(*v1alpha1.NodeClaim); ok && reason == expiration.ReasonExpired {
 		l.w.expired(claim)
 		return
+	}
+	if node, ok := regarding.(*corev1.Node); ok && reason == repair.ReasonRepaired {
+		l.w.repaired(node)
 	}
 	if eventtype != corev1.EventTypeWarning {
 		return
