@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	provreqv1 "github.com/stowage-dev/stowage/controller/apis/autoscaling/v1"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
@@ -195,15 +196,23 @@ func (p *Provisioner) leavingPods() []*corev1.Pod {
 }
 
 // provisionable reports whether kube-scheduler has found no node for pod: it
-// is unbound, not being deleted, marked Unschedulable, and not a DaemonSet's
-// (DaemonSet pods follow their nodes; the solver counts them per node).
+// is unbound, not being deleted, marked Unschedulable, not a DaemonSet's
+// (DaemonSet pods follow their nodes; the solver counts them per node), and
+// consumes no ProvisioningRequest (such a pod uses its request's booked room
+// and no other, as Cluster Autoscaler has it).
 func provisionable(pod *corev1.Pod) bool {
-	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil || ownedByDaemonSet(pod) {
+	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil || ownedByDaemonSet(pod) || consumesRequest(pod) {
 		return false
 	}
 	return slices.ContainsFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool {
 		return c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
 	})
+}
+
+func consumesRequest(pod *corev1.Pod) bool {
+	_, ok := pod.Annotations[provreqv1.ConsumeAnnotation]
+	_, old := pod.Annotations[provreqv1.DeprecatedConsumeAnnotation]
+	return ok || old
 }
 
 func ownedByDaemonSet(pod *corev1.Pod) bool {
