@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	provreqv1 "github.com/stowage-dev/stowage/controller/apis/autoscaling/v1"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/catalogue"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
@@ -290,4 +291,31 @@ func sampleCount(t *testing.T) uint64 {
 		t.Fatal(err)
 	}
 	return m.GetHistogram().GetSampleCount()
+}
+
+// TestRequestConsumersAreNotProvisionedFor: pods that consume a
+// ProvisioningRequest (under either annotation) use its booked room and no
+// other, so a batch launches nothing for them; a plain pod beside them gets
+// its claim.
+func TestRequestConsumersAreNotProvisionedFor(t *testing.T) {
+	f := setup(t)
+	for i, key := range []string{provreqv1.ConsumeAnnotation, provreqv1.DeprecatedConsumeAnnotation} {
+		pod := statetest.Unschedulable(statetest.Pod(f.env.Namespace, fmt.Sprintf("gang-%d", i), "1", "1Gi"))
+		pod.Annotations = map[string]string{key: "gang"}
+		f.env.Create(t, pod)
+	}
+	f.pending(t, f.env.Cluster, "web", "1")
+	statetest.Eventually(t, 10*time.Second, func() error {
+		if n := len(f.env.Cluster.PendingPods()); n != 3 {
+			return fmt.Errorf("the state shows %d pending pods, want 3", n)
+		}
+		return nil
+	})
+	batch, err := f.provisioner(f.env.Cluster, f.recorder).Provision(t.Context())
+	if err != nil {
+		t.Fatalf("Provision: %v", err)
+	}
+	if len(batch.Pods) != 1 || batch.Pods[0].Name != "web" || len(f.claims(t)) != 1 {
+		t.Fatalf("the batch solved %d pods, %d nodeclaims; want only web's", len(batch.Pods), len(f.claims(t)))
+	}
 }
