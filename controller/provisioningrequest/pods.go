@@ -3,6 +3,7 @@ package provisioningrequest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -92,4 +93,12 @@ func (c Consumers) Unbound(owner scheduler.BookingOwner, want []*corev1.Pod) []*
 		out = append(out, pod.DeepCopy())
 	}
 	return out
+}
+
+// running reports whether the request still has pods to run: waiting ones,
+// or bound ones that have not finished.
+func (c Consumers) running() bool {
+	return len(c.Waiting) > 0 || slices.ContainsFunc(c.Bound, func(p *corev1.Pod) bool {
+		return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+	})
 }

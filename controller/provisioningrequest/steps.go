@@ -126,12 +126,16 @@ func (c *Controller) keep(w *work) step {
 	pods := w.consumers.Unbound(w.owner, w.want)
 	held := splitNodes(string(w.pr.Status.ProvisioningClassDetails[DetailNodes]))
 	snap := Registered(c.cluster.Snapshot(nil, nil))
-	if gone := goneNodes(snap, held, w.consumers); len(gone) > 0 {
+	running := w.consumers.running()
+	if gone := goneNodes(snap, held); running && len(gone) > 0 {
 		set(w.pr, st, w.now, provreqv1.CapacityRevoked, true, ReasonCapacityRevoked, fmt.Sprintf("nodes %v that held its room are gone or being deleted", gone))
 		return step{status: st}
 	}
-	if len(pods) == 0 {
+	if len(pods) == 0 && running {
 		return step{status: st, requeue: 6 * Poll} // every pod came: watch the nodes while they run
+	}
+	if len(pods) == 0 {
+		return step{status: st} // every pod came and finished
 	}
 	end := at.Add(c.opts.BookingTime)
 	if !w.now.Before(end) {
@@ -147,16 +151,8 @@ func (c *Controller) keep(w *work) step {
 	return step{status: st, booking: pods, requeue: min(Poll, end.Sub(w.now))}
 }
 
-// goneNodes are the held nodes no longer registered (or being deleted)
-// while the request still has pods to run: unbound ones, or consumers that
-// have not finished.
-func goneNodes(snap *scheduler.Snapshot, held []string, cons Consumers) []string {
-	running := len(cons.Waiting) > 0 || slices.ContainsFunc(cons.Bound, func(p *corev1.Pod) bool {
-		return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
-	})
-	if !running {
-		return nil
-	}
+// goneNodes are the held nodes no longer registered, or being deleted.
+func goneNodes(snap *scheduler.Snapshot, held []string) []string {
 	var gone []string
 	for _, name := range held {
 		if !slices.ContainsFunc(snap.Nodes, func(n *scheduler.StateNode) bool { return n.Name() == name }) {
