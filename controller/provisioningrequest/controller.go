@@ -14,7 +14,6 @@ package provisioningrequest
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -75,8 +74,7 @@ type Controller struct {
 	opts    Options
 	log     hclog.Logger
 
-	mu   sync.Mutex
-	seen map[string]scheduler.BookingResult
+	seen *state.BookingResults
 	wake chan event.GenericEvent
 }
 
@@ -93,25 +91,13 @@ func New(clk clock.Clock, kube client.Client, cluster *state.Cluster, cloud clou
 		opts.BookingTime = DefaultBookingTime
 	}
 	return &Controller{clk: clk, kube: kube, cluster: cluster, cloud: cloud, opts: opts, log: opts.Logger.Named(Name),
-		seen: map[string]scheduler.BookingResult{}, wake: make(chan event.GenericEvent, 64)}
+		seen: state.NewBookingResults(Kind), wake: make(chan event.GenericEvent, 64)}
 }
 
 // Observe is (part of) the provisioner's booking observer: a request whose
 // booking the provisioner placed differently is looked at again at once.
 func (c *Controller) Observe(results []scheduler.BookingResult) {
-	c.mu.Lock()
-	var changed []scheduler.BookingOwner
-	for _, r := range results {
-		if r.Owner.Kind != Kind {
-			continue
-		}
-		if old, ok := c.seen[r.Owner.String()]; !ok || old != r {
-			changed = append(changed, r.Owner)
-		}
-		c.seen[r.Owner.String()] = r
-	}
-	c.mu.Unlock()
-	for _, o := range changed {
+	for _, o := range c.seen.Record(results) {
 		select {
 		case c.wake <- event.GenericEvent{Object: &provreqv1.ProvisioningRequest{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: o.Name}}}:
 		default: // the poll looks at it
