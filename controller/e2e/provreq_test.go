@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -95,8 +96,13 @@ func (b *bed) liveInstances(want int) func() error {
 // the three instances launched for it are terminated: all or none.
 func TestAtomicRequestShortOfCapacityOnTheBed(t *testing.T) {
 	b := startGangBed(t, 3)
+	failures := provisioningrequest.Outcomes.WithLabelValues(provreqv1.AtomicScaleUpClass, provreqv1.Failed, provisioningrequest.ReasonCapacityShortage)
+	before := testutil.ToFloat64(failures)
 	pr := b.requestGang()
 	b.eventually(bootSettle, b.condition(pr, provreqv1.Failed))
+	if got := testutil.ToFloat64(failures) - before; got != 1 {
+		t.Errorf("stowage_provisioning_request_outcomes_total{condition=Failed,reason=CapacityShortage} moved by %v, want 1", got)
+	}
 	failed := apimeta.FindStatusCondition(pr.Status.Conditions, provreqv1.Failed)
 	if failed.Reason != provisioningrequest.ReasonCapacityShortage {
 		t.Errorf("Failed for %s (%s), want %s", failed.Reason, failed.Message, provisioningrequest.ReasonCapacityShortage)

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -250,6 +251,13 @@ func (c *Controller) write(ctx context.Context, pr *provreqv1.ProvisioningReques
 	next.Status = *st
 	if err := c.kube.Status().Update(ctx, next); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("writing the status of ProvisioningRequest %s/%s: %w", pr.Namespace, pr.Name, err)
+	}
+	for _, typ := range []string{provreqv1.Provisioned, provreqv1.Failed, provreqv1.BookingExpired, provreqv1.CapacityRevoked} {
+		if cond := apimeta.FindStatusCondition(st.Conditions, typ); cond != nil && cond.Status == metav1.ConditionTrue &&
+			!apimeta.IsStatusConditionTrue(pr.Status.Conditions, typ) {
+			Outcomes.WithLabelValues(pr.Spec.ProvisioningClassName, typ, cond.Reason).Inc()
+			c.log.Info("request "+typ, "provisioningrequest", pr.Namespace+"/"+pr.Name, "reason", cond.Reason, "message", cond.Message)
+		}
 	}
 	return nil
 }
