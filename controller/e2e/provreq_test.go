@@ -3,6 +3,8 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 
 	"github.com/stowage-dev/stowage/controller/apis/autoscaling/crd"
 	provreqv1 "github.com/stowage-dev/stowage/controller/apis/autoscaling/v1"
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/provisioningrequest"
 	"github.com/stowage-dev/stowage/internal/awsemu"
 	"github.com/stowage-dev/stowage/internal/testbed"
@@ -148,4 +151,30 @@ func consumingJob(job *batchv1.Job) *batchv1.Job {
 	job.Spec.Template.Annotations = map[string]string{provreqv1.DeprecatedConsumeAnnotation: gangRequest,
 		provreqv1.ConsumeAnnotation: gangRequest, provreqv1.ClassAnnotation: provreqv1.AtomicScaleUpClass}
 	return job
+}
+
+// TestAtomicRequestRevokedWhenItsNodeGoesOnTheBed: a node that holds a
+// Provisioned request's room is deleted (its NodeClaim, as a user or an
+// interruption would) before the pods come; the request is CapacityRevoked,
+// which Kueue answers by evicting the workload.
+func TestAtomicRequestRevokedWhenItsNodeGoesOnTheBed(t *testing.T) {
+	b := startGangBed(t, 4)
+	pr := b.requestGang()
+	b.eventually(bootSettle, b.condition(pr, provreqv1.Provisioned))
+	held := strings.Split(string(pr.Status.ProvisioningClassDetails[provisioningrequest.DetailNodes]), ",")
+	claims, err := b.claims()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(claims, func(nc v1alpha1.NodeClaim) bool { return nc.Status.NodeName == held[0] })
+	if len(held) != 4 || i < 0 {
+		t.Fatalf("the request is held on nodes %v; want 4, the first of a nodeclaim", held)
+	}
+	if err := b.Admin.Delete(context.Background(), &claims[i]); err != nil {
+		t.Fatal(err)
+	}
+	b.eventually(settle, b.condition(pr, provreqv1.CapacityRevoked))
+	if msg := apimeta.FindStatusCondition(pr.Status.Conditions, provreqv1.CapacityRevoked).Message; !strings.Contains(msg, held[0]) {
+		t.Errorf("CapacityRevoked says %q, which does not name the node deleted, %s", msg, held[0])
+	}
 }

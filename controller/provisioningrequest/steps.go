@@ -128,7 +128,7 @@ func (c *Controller) keep(w *work) step {
 	held := splitNodes(string(w.pr.Status.ProvisioningClassDetails[DetailNodes]))
 	snap := Registered(c.cluster.Snapshot(nil, nil))
 	running := w.consumers.running()
-	if gone := goneNodes(snap, held); running && len(gone) > 0 {
+	if gone := goneNodes(snap, held); (running || len(pods) > 0) && len(gone) > 0 {
 		set(w.pr, st, w.now, provreqv1.CapacityRevoked, true, ReasonCapacityRevoked, fmt.Sprintf("nodes %v that held its room are gone or being deleted", gone))
 		return step{status: st}
 	}
