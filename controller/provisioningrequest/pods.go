@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	provreqv1 "github.com/stowage-dev/stowage/controller/apis/autoscaling/v1"
@@ -101,4 +102,26 @@ func (c Consumers) running() bool {
 	return len(c.Waiting) > 0 || slices.ContainsFunc(c.Bound, func(p *corev1.Pod) bool {
 		return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 	})
+}
+
+// boundIn moves the waiting consumers that snap already has on a node to
+// Bound: the state may see a binding before the pod list does, and a pod
+// counted both on its node and as still to place would make the room look
+// short.
+func (c Consumers) boundIn(snap *scheduler.Snapshot) Consumers {
+	on := map[types.NamespacedName]bool{}
+	for _, n := range snap.Nodes {
+		for _, pod := range n.Pods {
+			on[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}] = true
+		}
+	}
+	out := Consumers{Bound: slices.Clone(c.Bound)}
+	for _, pod := range c.Waiting {
+		if on[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}] {
+			out.Bound = append(out.Bound, pod)
+		} else {
+			out.Waiting = append(out.Waiting, pod)
+		}
+	}
+	return out
 }

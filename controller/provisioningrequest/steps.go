@@ -124,10 +124,11 @@ func (c *Controller) scaleUp(ctx context.Context, w *work) step {
 func (c *Controller) keep(w *work) step {
 	at, _ := ProvisionedAt(w.pr)
 	st := w.pr.Status.DeepCopy()
-	pods := w.consumers.Unbound(w.owner, w.want)
-	held := splitNodes(string(w.pr.Status.ProvisioningClassDetails[DetailNodes]))
 	snap := Registered(c.cluster.Snapshot(nil, nil))
-	running := w.consumers.running()
+	cons := w.consumers.boundIn(snap)
+	pods := cons.Unbound(w.owner, w.want)
+	held := splitNodes(string(w.pr.Status.ProvisioningClassDetails[DetailNodes]))
+	running := cons.running()
 	if gone := goneNodes(snap, held); (running || len(pods) > 0) && len(gone) > 0 {
 		set(w.pr, st, w.now, provreqv1.CapacityRevoked, true, ReasonCapacityRevoked, fmt.Sprintf("nodes %v that held its room are gone or being deleted", gone))
 		return step{status: st}
@@ -164,8 +165,13 @@ func goneNodes(snap *scheduler.Snapshot, held []string) []string {
 }
 
 // launchedFor are the claims of nodes that hold the request's pods, created
-// since the request and running no pod of their own: what it launched.
+// since the request and running no pod of their own: what it launched. A
+// request that never had its room booked (not yet Provisioning) launched
+// nothing.
 func launchedFor(snap *scheduler.Snapshot, nodes []string, pr *provreqv1.ProvisioningRequest) []string {
+	if c := apimeta.FindStatusCondition(pr.Status.Conditions, provreqv1.Provisioned); c == nil || c.Reason != ReasonProvisioning {
+		return nil
+	}
 	var out []string
 	for _, sn := range snap.Nodes {
 		if sn.NodeClaim == nil || !slices.Contains(nodes, sn.Name()) || sn.NodeClaim.CreationTimestamp.Before(&pr.CreationTimestamp) {
