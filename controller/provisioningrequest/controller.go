@@ -42,9 +42,10 @@ import (
 const Name = "provisioningrequest"
 
 // DefaultBookingTime is how long a Provisioned request's room is kept for
-// its pods: Cluster Autoscaler's BookingDuration, 10 minutes
-// (cluster-autoscaler/provisioningrequest; Kueue's ProvisioningRequest
-// admission check documents that BookingExpired follows it).
+// its pods: Cluster Autoscaler's, 10 minutes (its BookingDuration, the time
+// a Provisioned request's nodes are kept from scale-down for the pods to
+// come; Kueue's admission check reads BookingExpired, set when it ends with
+// the pods not there, as a failure to retry).
 const DefaultBookingTime = 10 * time.Minute
 
 // Poll is how often a request whose capacity is being launched, or whose

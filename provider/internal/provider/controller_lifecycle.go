@@ -206,10 +206,10 @@ func (in installation) remove(ctx context.Context, objs []*unstructured.Unstruct
 }
 
 // The CapacityBuffer and ProvisioningRequest CRDs are shared with other
-// autoscalers (Cluster Autoscaler, Karpenter) and Kueue's installation,
-// which install them themselves: stowage_controller installs each,
-// labelled, when the cluster lacks it, and leaves one without its label to
-// its owner, neither applying, comparing nor deleting it.
+// autoscalers (Cluster Autoscaler, Karpenter), which install them
+// themselves: stowage_controller installs each, labelled, when the cluster
+// lacks it, and leaves one without its label to its owner, neither
+// applying, comparing nor deleting it.
 const (
 	installedByLabel = "stowage.dev/installed-by"
 	installedByValue = "stowage_controller"
