@@ -18,10 +18,10 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	provreqv1 "github.com/stowage-dev/stowage/controller/apis/autoscaling/v1"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+	"github.com/stowage-dev/stowage/controller/provisioningrequest"
 	"github.com/stowage-dev/stowage/controller/state"
 )
 
@@ -159,8 +159,9 @@ func (p *Provisioner) Provision(ctx context.Context) (*Batch, error) {
 }
 
 func (p *Provisioner) provisionablePods() []*corev1.Pod {
+	bookings := p.cluster.Bookings()
 	return slices.DeleteFunc(p.cluster.PendingPods(), func(pod *corev1.Pod) bool {
-		return !provisionable(pod) || p.cluster.IsNominated(pod)
+		return !provisionable(pod) || p.cluster.IsNominated(pod) || usesBookedRoom(pod, bookings)
 	})
 }
 
@@ -196,12 +197,10 @@ func (p *Provisioner) leavingPods() []*corev1.Pod {
 }
 
 // provisionable reports whether kube-scheduler has found no node for pod: it
-// is unbound, not being deleted, marked Unschedulable, not a DaemonSet's
-// (DaemonSet pods follow their nodes; the solver counts them per node), and
-// consumes no ProvisioningRequest (such a pod uses its request's booked room
-// and no other, as Cluster Autoscaler has it).
+// is unbound, not being deleted, marked Unschedulable, and not a DaemonSet's
+// (DaemonSet pods follow their nodes; the solver counts them per node).
 func provisionable(pod *corev1.Pod) bool {
-	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil || ownedByDaemonSet(pod) || consumesRequest(pod) {
+	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil || ownedByDaemonSet(pod) {
 		return false
 	}
 	return slices.ContainsFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool {
@@ -209,10 +208,18 @@ func provisionable(pod *corev1.Pod) bool {
 	})
 }
 
-func consumesRequest(pod *corev1.Pod) bool {
-	_, ok := pod.Annotations[provreqv1.ConsumeAnnotation]
-	_, old := pod.Annotations[provreqv1.DeprecatedConsumeAnnotation]
-	return ok || old
+// usesBookedRoom reports whether pod consumes a ProvisioningRequest whose
+// room is booked: it uses that room and no other, as Cluster Autoscaler has
+// it, so no capacity is launched for it. Once the request books nothing
+// (every pod came, the booking expired or was revoked), its pods are
+// provisioned for as any other.
+func usesBookedRoom(pod *corev1.Pod, bookings []scheduler.Booking) bool {
+	name, ok := provisioningrequest.Consumes(pod)
+	if !ok {
+		return false
+	}
+	owner := scheduler.BookingOwner{Kind: provisioningrequest.Kind, Namespace: pod.Namespace, Name: name}
+	return slices.ContainsFunc(bookings, func(b scheduler.Booking) bool { return b.Owner == owner })
 }
 
 func ownedByDaemonSet(pod *corev1.Pod) bool {

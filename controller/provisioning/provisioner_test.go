@@ -25,6 +25,8 @@ import (
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/cloudprovider/fake"
 	"github.com/stowage-dev/stowage/controller/provisioning"
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+	"github.com/stowage-dev/stowage/controller/provisioningrequest"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 	"github.com/stowage-dev/stowage/controller/state"
 	"github.com/stowage-dev/stowage/controller/state/statetest"
@@ -294,20 +296,24 @@ func sampleCount(t *testing.T) uint64 {
 }
 
 // TestRequestConsumersAreNotProvisionedFor: pods that consume a
-// ProvisioningRequest (under either annotation) use its booked room and no
-// other, so a batch launches nothing for them; a plain pod beside them gets
-// its claim.
+// ProvisioningRequest whose room is booked (under either annotation) use
+// that room and no other, so a batch launches nothing for them; a consumer
+// of a request that books nothing, and a plain pod, get their claims.
 func TestRequestConsumersAreNotProvisionedFor(t *testing.T) {
 	f := setup(t)
-	for i, key := range []string{provreqv1.ConsumeAnnotation, provreqv1.DeprecatedConsumeAnnotation} {
-		pod := statetest.Unschedulable(statetest.Pod(f.env.Namespace, fmt.Sprintf("gang-%d", i), "1", "1Gi"))
-		pod.Annotations = map[string]string{key: "gang"}
+	owner := scheduler.BookingOwner{Kind: provisioningrequest.Kind, Namespace: f.env.Namespace, Name: "gang"}
+	f.env.Cluster.SetBooking(scheduler.Booking{Owner: owner, Pods: scheduler.VirtualPods(owner, corev1.PodTemplateSpec{}, 1)})
+	for i, c := range []struct{ key, request string }{
+		{provreqv1.ConsumeAnnotation, "gang"}, {provreqv1.DeprecatedConsumeAnnotation, "gang"}, {provreqv1.ConsumeAnnotation, "done"},
+	} {
+		pod := statetest.Unschedulable(statetest.Pod(f.env.Namespace, fmt.Sprintf("%s-%d", c.request, i), "1", "1Gi"))
+		pod.Annotations = map[string]string{c.key: c.request}
 		f.env.Create(t, pod)
 	}
 	f.pending(t, f.env.Cluster, "web", "1")
 	statetest.Eventually(t, 10*time.Second, func() error {
-		if n := len(f.env.Cluster.PendingPods()); n != 3 {
-			return fmt.Errorf("the state shows %d pending pods, want 3", n)
+		if n := len(f.env.Cluster.PendingPods()); n != 4 {
+			return fmt.Errorf("the state shows %d pending pods, want 4", n)
 		}
 		return nil
 	})
@@ -315,7 +321,12 @@ func TestRequestConsumersAreNotProvisionedFor(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Provision: %v", err)
 	}
-	if len(batch.Pods) != 1 || batch.Pods[0].Name != "web" || len(f.claims(t)) != 1 {
-		t.Fatalf("the batch solved %d pods, %d nodeclaims; want only web's", len(batch.Pods), len(f.claims(t)))
+	var solved []string
+	for _, pod := range batch.Pods {
+		solved = append(solved, pod.Name)
+	}
+	slices.Sort(solved)
+	if !slices.Equal(solved, []string{"done-2", "web"}) {
+		t.Fatalf("the batch solved %v, want done-2 and web: not the consumers of gang, whose room is booked", solved)
 	}
 }

@@ -7,8 +7,8 @@
 // launched its virtual pods are free to open claims; once Provisioned they
 // are pinned to the nodes that hold them, so that the booking keeps that
 // room and never launches more. Pods that consume a request
-// (provreqv1.ConsumeAnnotation) are never provisioned for: they use its
-// booked room.
+// (provreqv1.ConsumeAnnotation) are not provisioned for while it books
+// room: they use that room.
 package provisioningrequest
 
 import (
