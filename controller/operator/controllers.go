@@ -24,6 +24,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/lifecycle"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/podevents"
+	"github.com/stowage-dev/stowage/controller/nodeclaim/repair"
 	"github.com/stowage-dev/stowage/controller/nodeclass"
 	"github.com/stowage-dev/stowage/controller/nodepool"
 	"github.com/stowage-dev/stowage/controller/options"
@@ -59,6 +60,8 @@ type settings struct {
 	clock        clock.Clock
 	newID        func() string
 	managerEdits []func(*manager.Options)
+	// provisionerOpts are what the cloud adds to the provisioner's options.
+	provisionerOpts []provisioning.Option
 }
 
 // WithClock sets the clock every controller runs on; clock.RealClock by default.
@@ -112,6 +115,11 @@ func New(ctx context.Context, cfg *rest.Config, o *options.Options, newCloud Clo
 	// The NodeClass status controller resolves classes through the cloud,
 	// when it can; without, it is not run.
 	resolver, _ := cloud.(nodeclass.Resolver)
+	// The provisioner tries pods a shortage left unschedulable again when
+	// the cloud would try a short offering again, when it remembers them.
+	if memory, ok := cloud.(provisioning.ShortageMemory); ok {
+		s.provisionerOpts = append(s.provisionerOpts, provisioning.WithShortageMemory(memory))
+	}
 	if err := op.register(ctx, o, s, marker, resolver, log); err != nil {
 		return nil, err
 	}
@@ -145,6 +153,7 @@ func (op *Operator) register(ctx context.Context, o *options.Options, s settings
 	observe := func(r []scheduler.BookingResult) { buffers.Observe(r); requests.Observe(r) }
 	provisionerOpts := []provisioning.Option{provisioning.WithLogger(log.Named("provisioning")), provisioning.WithClock(clk),
 		provisioning.WithSolveOptions(solve), provisioning.WithBookingObserver(observe)}
+	provisionerOpts = append(provisionerOpts, s.provisionerOpts...)
 	if o.DryRun {
 		provisionerOpts = append(provisionerOpts, provisioning.WithDryRun())
 	}
@@ -158,6 +167,7 @@ func (op *Operator) register(ctx context.Context, o *options.Options, s settings
 		{interruption.Name, interruption.New(clk, kube, marker, interruption.Options{Logger: log})},
 		{drift.Name, drift.New(clk, kube, op.Cloud, drift.Options{Logger: log})},
 		{expiration.Name, expiration.New(clk, kube, expiration.Options{Logger: log})},
+		{repair.Name, repair.New(clk, kube, repair.Options{Logger: log})},
 		{podevents.Name, podevents.New(clk, kube, podevents.Options{Logger: log})},
 		{capacityblock.Name, capacityblock.New(clk, kube, capacityblock.Options{Logger: log})},
 		{capacitybuffer.Name, buffers},
