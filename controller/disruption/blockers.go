@@ -19,10 +19,11 @@ import (
 // blockedBy returns why no method may disrupt the candidate now, first found
 // first: the node, its NodeClaim or one of its pods asks not to be disrupted
 // (Stowage's annotation or Karpenter's, "true" or a duration since it
-// started); a PodDisruptionBudget allows none of its pods to be evicted;
-// pending pods are expected on it; or it became Ready so recently that the
-// pods kube-scheduler is binding may not show yet.
-func blockedBy(c *Candidate, pdbs pdbIndex, now time.Time) Block {
+// started); a PodDisruptionBudget allows none of its pods to be evicted
+// (for a paced method, only one that would allow none with all its pods
+// healthy); pending pods are expected on it; or it became Ready so recently
+// that the pods kube-scheduler is binding may not show yet.
+func blockedBy(c *Candidate, pdbs pdbIndex, paced bool, now time.Time) Block {
 	if b := doNotDisruptBlock("node "+c.Node.Name, c.Node.Annotations, c.Node.CreationTimestamp.Time, now); b.Kind != "" {
 		return b
 	}
@@ -38,7 +39,7 @@ func blockedBy(c *Candidate, pdbs pdbIndex, now time.Time) Block {
 		if scheduler.IsVirtual(p) {
 			continue // booked room (booked.go) is never evicted
 		}
-		if pdb := pdbs.blocking(p); pdb != nil {
+		if pdb := pdbs.blocking(p, paced); pdb != nil {
 			return Block{Kind: BlockedPDB, Why: fmt.Sprintf("PodDisruptionBudget %s/%s allows no disruption of pod %s/%s now",
 				pdb.Namespace, pdb.Name, p.Namespace, p.Name)}
 		}
@@ -81,6 +82,10 @@ type pdbIndex map[string][]parsedPDB
 type parsedPDB struct {
 	pdb      *policyv1.PodDisruptionBudget
 	selector labels.Selector
+	// paces: the budget allows some disruption once its pods are healthy
+	// (it expects more than it needs healthy), so that a drain it refuses
+	// now goes on as they come back.
+	paces bool
 }
 
 func newPDBIndex(pdbs []*policyv1.PodDisruptionBudget) pdbIndex {
@@ -95,15 +100,17 @@ func newPDBIndex(pdbs []*policyv1.PodDisruptionBudget) pdbIndex {
 		if err != nil {
 			continue
 		}
-		out[pdb.Namespace] = append(out[pdb.Namespace], parsedPDB{pdb: pdb, selector: sel})
+		paces := pdb.Status.ExpectedPods > pdb.Status.DesiredHealthy
+		out[pdb.Namespace] = append(out[pdb.Namespace], parsedPDB{pdb: pdb, selector: sel, paces: paces})
 	}
 	return out
 }
 
-// blocking returns a PDB that would refuse the pod's eviction now, or nil.
-func (ix pdbIndex) blocking(p *corev1.Pod) *policyv1.PodDisruptionBudget {
+// blocking returns a PDB that would refuse the pod's eviction now, or nil;
+// when paced, only one that does not pace evictions.
+func (ix pdbIndex) blocking(p *corev1.Pod, paced bool) *policyv1.PodDisruptionBudget {
 	for _, pp := range ix[p.Namespace] {
-		if pp.selector.Matches(labels.Set(p.Labels)) {
+		if !(paced && pp.paces) && pp.selector.Matches(labels.Set(p.Labels)) {
 			return pp.pdb
 		}
 	}

@@ -24,9 +24,9 @@ type Candidate struct {
 	NodePool *v1alpha1.NodePool
 	// block and pods are worked out when first asked for: a round asks
 	// most candidates about few things.
-	block *Block
-	pods  *nodePods
-	round *Round
+	block, pacedBlock *Block
+	pods              *nodePods
+	round             *Round
 	// Ready is the Node's Ready condition. A node that is not Ready already
 	// counts against its pool's budgets as being disrupted.
 	Ready bool
@@ -106,12 +106,18 @@ func (c *Candidate) Empty() bool { return len(c.ReschedulablePods()) == 0 }
 
 // Blocked says why no method may disrupt the node now (see blockedBy); a
 // zero Block when nothing does.
-func (c *Candidate) Blocked() Block {
-	if c.block == nil {
-		b := blockedBy(c, c.round.pdbs(), c.round.Now)
-		c.block = &b
+func (c *Candidate) Blocked() Block { return c.blocked(&c.block, false) }
+
+// BlockedPaced is Blocked for a Paced method: a PodDisruptionBudget that
+// paces evictions does not block.
+func (c *Candidate) BlockedPaced() Block { return c.blocked(&c.pacedBlock, true) }
+
+func (c *Candidate) blocked(memo **Block, paced bool) Block {
+	if *memo == nil {
+		b := blockedBy(c, c.round.pdbs(), paced, c.round.Now)
+		*memo = &b
 	}
-	return *c.block
+	return **memo
 }
 
 // Requests sums the reschedulable pods' requests.

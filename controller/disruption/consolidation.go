@@ -143,7 +143,8 @@ func (k consolidation) Blocks(r *Round, c *Candidate) Block {
 // try simulates removing cands. Their pods are first placed on the other
 // nodes alone, where a preference (a ScheduleAnyway spread, say) gives way
 // rather than asks for a new node, as kube-scheduler would place them: if
-// they all fit, the command deletes cands. Otherwise, when the pods left over
+// they all fit, and still do spread as kube-scheduler spreads them
+// (spreadHomeless), the command deletes cands. Otherwise, when the pods left over
 // could fit on one node of a type cheap enough, the solve runs again with new
 // capacity allowed: one new node that saves enough makes a replacement.
 // Cheap bounds skip either solve when it cannot succeed. blocked names the
@@ -166,6 +167,11 @@ func (k consolidation) tryCounting(r *Round, name string, cands []*Candidate) (c
 	} else {
 		sim := whatIf(r, k.opts.Solve, cands, false)
 		if len(sim.results.Unschedulable) == 0 {
+			// kube-scheduler, not the solver, binds them: room it does not
+			// leave them is no home, and no new node is planned for them.
+			if homeless := spreadHomeless(r, sim); len(homeless) > 0 {
+				return Command{}, false, nil, len(homeless)
+			}
 			cmd = Command{Method: name, Reason: k.Reason(), Candidates: cands, Savings: price(cands)}
 			return cmd, r.balanced(&cmd), nil, 0
 		}

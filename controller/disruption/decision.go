@@ -82,7 +82,11 @@ func Decide(ctx context.Context, m Method, r Round, candidates []*Candidate) (De
 
 // blockFor is the shared blocker of the candidate, or else m's own.
 func blockFor(m Method, r *Round, c *Candidate) Block {
-	if b := c.Blocked(); b.Kind != "" {
+	b := c.Blocked()
+	if _, ok := m.(Paced); ok {
+		b = c.BlockedPaced()
+	}
+	if b.Kind != "" {
 		return b
 	}
 	if b, ok := m.(Blocker); ok {

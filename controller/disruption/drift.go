@@ -24,13 +24,20 @@ type Drift struct {
 	solve scheduler.Options
 }
 
-var _ Method = Drift{}
+var (
+	_ Method = Drift{}
+	_ Paced  = Drift{}
+)
 
 // NewDrift returns the drift method, simulating with solve.
 func NewDrift(solve scheduler.Options) Drift { return Drift{solve: solve} }
 
 // Name is "drift".
 func (Drift) Name() string { return "drift" }
+
+// PacedByPDBs: a drifted node's replacements are Ready before it drains,
+// and PDBs pace the drain (see Paced), as Karpenter's eventual disruption.
+func (Drift) PacedByPDBs() {}
 
 // Reason is Drifted.
 func (Drift) Reason() string { return v1alpha1.DisruptionReasonDrifted }

@@ -64,6 +64,20 @@ type Blocker interface {
 	Blocks(r *Round, c *Candidate) Block
 }
 
+// Paced is a Method that renews nodes rather than saves (drift, return): a
+// PodDisruptionBudget that allows no disruption now, but some once its pods
+// are healthy again, does not hold its candidates back. Its replacements
+// are Initialized, and its pods' homes Ready, before any pod is evicted; the
+// drain evicts each pod when its budget allows (the Eviction API refuses
+// the others with 429, and the drain retries), as Karpenter paces the
+// drains of eventual disruption; a budget that allows none even then still
+// blocks.
+type Paced interface {
+	Method
+	// PacedByPDBs marks the method.
+	PacedByPDBs()
+}
+
 // Validator is a Method whose commands are checked again after a delay,
 // before anything is done: the consolidation methods, whose savings depend on
 // pods and prices that move.

@@ -44,6 +44,7 @@ var (
 	_ Method  = Return{}
 	_ Waiter  = Return{}
 	_ Blocker = Return{}
+	_ Paced   = Return{}
 )
 
 // NewReturn returns the return to preferred capacity, simulating with solve.
@@ -77,6 +78,10 @@ func (Return) EligibleAt(r *Round, c *Candidate) time.Time {
 	}
 	return at
 }
+
+// PacedByPDBs: a return's replacements are Ready before its nodes drain, and
+// PDBs pace the drain (see Paced).
+func (Return) PacedByPDBs() {}
 
 // Blocks holds a node a return launched for ReturnHold.
 func (Return) Blocks(r *Round, c *Candidate) Block {

@@ -18,6 +18,8 @@ type simulation struct {
 	results *scheduler.Results
 	// owner is pod namespace/name -> the candidate the pod runs on
 	owner map[string]*Candidate
+	// gone are the nodes taken away
+	gone map[string]bool
 }
 
 // whatIf solves for the candidates' reschedulable pods as if the candidates
@@ -69,7 +71,7 @@ func whatIfOn(r *Round, opts scheduler.Options, candidates []*Candidate, types m
 			snap.Nodes[i] = evicting(sn, sim.owner, r.Now)
 		}
 	}
-	sim.results = scheduler.Solve(&snap, opts)
+	sim.results, sim.gone = scheduler.Solve(&snap, opts), gone
 	return sim
 }
 

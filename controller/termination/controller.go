@@ -52,9 +52,11 @@ const (
 const (
 	DefaultDrainPollInterval    = time.Second
 	DefaultInstancePollInterval = 5 * time.Second
-	DefaultEvictionRetryBase    = time.Second
-	DefaultEvictionRetryMax     = 30 * time.Second
-	DefaultWorkers              = 10
+	// Karpenter's eviction queue backs off from 100 ms to 10 s: a drain a
+	// PDB paces evicts its next pod within seconds of the budget allowing it.
+	DefaultEvictionRetryBase = 100 * time.Millisecond
+	DefaultEvictionRetryMax  = 10 * time.Second
+	DefaultWorkers           = 10
 )
 
 // conflictRequeue is how soon a write that lost a race is retried.

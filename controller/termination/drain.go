@@ -58,11 +58,16 @@ func (t *terminator) drain(ctx context.Context, j job) (time.Duration, error) {
 	if at := interruptedBy(j, waiting); at != nil && !t.clk.Now().Before(*at) {
 		return t.opts.DrainPollInterval, t.leaveBeforeTheInstance(ctx, j, filter(waiting, notTerminating))
 	}
-	refused, err := t.evictAll(ctx, j, toEvict(waiting, t.clk.Now()))
+	evicted, refused, err := t.evictAll(ctx, j, toEvict(waiting, t.clk.Now()))
 	if err != nil {
 		return 0, err
 	}
 	if refused {
+		// A PDB paces the drain: an eviction it let through starts the
+		// backoff again, so that the next pod goes as soon as it may.
+		if evicted {
+			t.backoff.Forget(j.key)
+		}
 		return t.backoff.When(j.key), nil
 	}
 	return t.opts.DrainPollInterval, nil
@@ -111,23 +116,24 @@ func toEvict(waiting []*corev1.Pod, now time.Time) []*corev1.Pod {
 }
 
 // evictAll evicts the pods through the Eviction API and reports whether any
-// eviction was refused (429: a PDB allows no disruption now). A pod already
+// eviction went through, and whether any was refused (429: a PDB allows no
+// disruption now). A pod already
 // evicted is skipped even if the cache does not show it terminating yet.
-func (t *terminator) evictAll(ctx context.Context, j job, pods []*corev1.Pod) (refused bool, err error) {
+func (t *terminator) evictAll(ctx context.Context, j job, pods []*corev1.Pod) (evicted, refused bool, err error) {
 	for _, pod := range pods {
 		if t.moved.has(j.key, pod.UID) {
 			continue
 		}
 		ok, err := t.evict(ctx, pod)
 		if err != nil {
-			return refused, err
+			return evicted, refused, err
 		}
 		if ok {
 			t.moved.add(j.key, pod.UID)
 		}
-		refused = refused || !ok
+		evicted, refused = evicted || ok, refused || !ok
 	}
-	return refused, nil
+	return evicted, refused, nil
 }
 
 func (t *terminator) evict(ctx context.Context, pod *corev1.Pod) (bool, error) {
@@ -181,7 +187,7 @@ func (t *terminator) deleteAll(ctx context.Context, j job, pods []*corev1.Pod, f
 // do-not-disrupt: the instance goes at the deadline whatever they say, and a
 // pod deleted now still gets its grace period.
 func (t *terminator) leaveBeforeTheInstance(ctx context.Context, j job, pods []*corev1.Pod) error {
-	if _, err := t.evictAll(ctx, j, pods); err != nil {
+	if _, _, err := t.evictAll(ctx, j, pods); err != nil {
 		return err
 	}
 	return t.deleteAll(ctx, j, pods, interruptionArrives)
