@@ -49,7 +49,7 @@ BENCHMARKS=(
 # a simulated day at 10,000 nodes and 150,000 pods, one consolidation round
 # over 30,000 nodes, and the bed stepped up until a stop rule holds. A machine
 # that cannot afford the whole day replays its first hours:
-# `BENCH_SET=soak BENCH_ONLY=simulate hack/bench.sh -simulate.hours=2`.
+# `go test -run '^$' -bench '^BenchmarkSimulateDay$/^day-150k$' -benchtime 1x -timeout 600m ./controller/simulate/ -args -simulate.hours=2`.
 SOAK_BENCHMARKS=(
 	"./controller/simulate/ | ^BenchmarkSimulateDay$/^day-150k$ | 1x | 600m | BENCH simulate=day-150k"
 	"./controller/disruption/ | ^BenchmarkConsolidation$/^nodes=30000$ | 1x | 60m | BENCH disruption=consolidation nodes=30000"
