@@ -46,7 +46,7 @@ type kube struct {
 	// only: the tracker gets their latest version before any write through
 	// the fake client reads it (catchUp). kube-scheduler rewrites every
 	// pending pod whenever the node count changes, and the tracker's deep
-	// copy of each was a quarter of a 10,000-node day.
+	// copy of each was a quarter of day-150k's first minutes.
 	behind map[client.ObjectKey]bool
 	scheme *runtime.Scheme
 	// uids counts the UIDs given out, so that they repeat run to run.
