@@ -33,6 +33,7 @@ BENCHMARKS=(
 	"./controller/disruption/ | ^BenchmarkConsolidation$/^nodes=(2000|10000)$ | 1x | 20m |
 		BENCH disruption=consolidation nodes=2000; BENCH disruption=consolidation nodes=10000"
 	"./controller/simulate/ | ^BenchmarkSimulateDay$/^day-10k$ | 1x | 30m | BENCH simulate=day-10k"
+	"./controller/simulate/ | ^BenchmarkSimulateZoneOutage$/^zone-outage-300$ | 1x | 30m | BENCH simulate=zone-outage"
 	"./controller/e2e/ | ^TestChaosSoak$ | - | 15m | BENCH chaos=soak"
 	"./internal/headtohead/ | ^BenchmarkHeadToHead$ | 1x | 150m |
 		BENCH headtohead=basic/scale-out system=karpenter; BENCH headtohead=basic/scale-out system=stowage; BENCH headtohead=basic/scale-in system=karpenter; BENCH headtohead=basic/scale-in system=stowage;
@@ -52,6 +53,7 @@ BENCHMARKS=(
 # `go test -run '^$' -bench '^BenchmarkSimulateDay$/^day-150k$' -benchtime 1x -timeout 600m ./controller/simulate/ -args -simulate.hours=2`.
 SOAK_BENCHMARKS=(
 	"./controller/simulate/ | ^BenchmarkSimulateDay$/^day-150k$ | 1x | 600m | BENCH simulate=day-150k"
+	"./controller/simulate/ | ^BenchmarkSimulateZoneOutage$/^zone-outage-3k$ | 1x | 300m | BENCH simulate=zone-outage"
 	"./controller/disruption/ | ^BenchmarkConsolidation$/^nodes=30000$ | 1x | 60m | BENCH disruption=consolidation nodes=30000"
 	"./controller/e2e/ | ^BenchmarkBedEnvelope$ | 1x | 600m | BENCH bed=envelope-limit"
 )

@@ -148,6 +148,10 @@ func (c *CloudProvider) Name() string { return "aws" }
 // Unavailable is the shortage memory.
 func (c *CloudProvider) Unavailable() *cache.Unavailable { return c.unavailable }
 
+// NextExpiry is when the next offering the provider avoids as short may be
+// tried again (provisioning.ShortageMemory).
+func (c *CloudProvider) NextExpiry() time.Time { return c.unavailable.NextExpiry() }
+
 // MarkOfferingUnavailable records that an offering cannot be relied on now, as
 // the interruption controller does when a spot interruption notice names an
 // instance of it: launches avoid the offering, and InstanceTypes reports it

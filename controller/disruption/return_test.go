@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -80,6 +81,8 @@ func TestReturnToPreferredCapacity(t *testing.T) {
 	primary, fallback := returning("primary", 100, v1alpha1.CapacityTypeOnDemand), returning("fallback", 10, v1alpha1.CapacityTypeOnDemand)
 	twoOf5 := returning("web", 100, v1alpha1.CapacityTypeSpot, v1alpha1.CapacityTypeOnDemand)
 	twoOf5.Spec.Disruption.Budgets = []v1alpha1.Budget{budget("40%", "", 0)}
+	atItsLimit := returning("primary", 100, v1alpha1.CapacityTypeOnDemand)
+	atItsLimit.Spec.Limits = corev1.ResourceList{"nodes": resource.MustParse("1")}
 	oneAtATime := returning("web", 100, v1alpha1.CapacityTypeSpot, v1alpha1.CapacityTypeOnDemand)
 	oneAtATime.Spec.Disruption.Budgets = []v1alpha1.Budget{budget("1", "", 0)}
 	// roomy runs on-demand too, with room for a's pod; it is no candidate.
@@ -111,6 +114,8 @@ func TestReturnToPreferredCapacity(t *testing.T) {
 		{name: "a node of a lower-weight pool goes back to the heavier pool", pools: pools(primary, fallback),
 			nodes: []*scheduler.StateNode{node("a", "fallback", 0, sized("w1", "1500m", "4Gi"))},
 			want:  []string{"Fallback[a]+small"}},
+		{name: "nor when the heavier pool is at its limit, counting its full nodes", pools: pools(atItsLimit, fallback),
+			nodes: []*scheduler.StateNode{node("full", "primary", 0, sized("f1", "3500m", "12Gi")), node("a", "fallback", 0, sized("w1", "1500m", "4Gi"))}},
 		{name: "a node of the heaviest pool that runs what it allows stays", pools: pools(primary, fallback),
 			nodes: []*scheduler.StateNode{node("a", "primary", 0, sized("w1", "1500m", "4Gi"))}},
 		{name: "pods that ask for on-demand stay on it", pools: pools(web),

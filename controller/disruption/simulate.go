@@ -65,7 +65,8 @@ func whatIfOn(r *Round, opts scheduler.Options, candidates []*Candidate, types m
 	// count on room an earlier drain (an interruption, say) needs.
 	pods = append(pods, unplacedDrained(r.Snapshot.Nodes, gone)...)
 	snap := *r.Snapshot
-	snap.Pods, snap.Nodes, snap.InstanceTypes = pods, simulatedNodes(r, pods, gone), types
+	snap.Pods, snap.InstanceTypes = pods, types
+	snap.Nodes, snap.LeftOut = simulatedNodes(r, pods, gone)
 	for i, sn := range snap.Nodes {
 		if gone[sn.Name()] {
 			snap.Nodes[i] = evicting(sn, sim.owner, r.Now)
@@ -118,16 +119,22 @@ func (r *Round) launchTypes() map[string][]*cloudprovider.InstanceType {
 
 // simulatedNodes are the nodes a simulation of moving pods off the gone ones
 // solves on: the compacted receivers when the pods allow it, else every node
-// with those that cannot receive marked for deletion.
-func simulatedNodes(r *Round, pods []*corev1.Pod, gone map[string]bool) []*scheduler.StateNode {
+// with those that cannot receive marked for deletion. leftOut are the nodes
+// the receivers leave out: they still count toward their pools' limits.
+func simulatedNodes(r *Round, pods []*corev1.Pod, gone map[string]bool) (nodes, leftOut []*scheduler.StateNode) {
 	if receivers, ok := r.receivers(pods); ok {
-		out := make([]*scheduler.StateNode, 0, len(receivers))
+		in := make(map[*scheduler.StateNode]bool, len(receivers))
 		for _, sn := range receivers {
 			if !gone[sn.Name()] {
-				out = append(out, sn)
+				nodes, in[sn] = append(nodes, sn), true
 			}
 		}
-		return out
+		for _, sn := range r.Snapshot.Nodes {
+			if !in[sn] {
+				leftOut = append(leftOut, sn)
+			}
+		}
+		return nodes, leftOut
 	}
 	out := make([]*scheduler.StateNode, len(r.Snapshot.Nodes))
 	for i, sn := range r.Snapshot.Nodes {
@@ -138,7 +145,7 @@ func simulatedNodes(r *Round, pods []*corev1.Pod, gone map[string]bool) []*sched
 			out[i] = &marked
 		}
 	}
-	return out
+	return out, nil
 }
 
 // evicting is the node with those of its pods that moving names (by

@@ -24,6 +24,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/lifecycle"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/podevents"
+	"github.com/stowage-dev/stowage/controller/nodeclaim/repair"
 	"github.com/stowage-dev/stowage/controller/nodeclass"
 	"github.com/stowage-dev/stowage/controller/nodepool"
 	"github.com/stowage-dev/stowage/controller/options"
@@ -58,6 +59,8 @@ type settings struct {
 	clock        clock.Clock
 	newID        func() string
 	managerEdits []func(*manager.Options)
+	// provisionerOpts are what the cloud adds to the provisioner's options.
+	provisionerOpts []provisioning.Option
 }
 
 // WithClock sets the clock every controller runs on; clock.RealClock by default.
@@ -111,6 +114,11 @@ func New(ctx context.Context, cfg *rest.Config, o *options.Options, newCloud Clo
 	// The NodeClass status controller resolves classes through the cloud,
 	// when it can; without, it is not run.
 	resolver, _ := cloud.(nodeclass.Resolver)
+	// The provisioner tries pods a shortage left unschedulable again when
+	// the cloud would try a short offering again, when it remembers them.
+	if memory, ok := cloud.(provisioning.ShortageMemory); ok {
+		s.provisionerOpts = append(s.provisionerOpts, provisioning.WithShortageMemory(memory))
+	}
 	if err := op.register(ctx, o, s, marker, resolver, log); err != nil {
 		return nil, err
 	}
@@ -142,6 +150,7 @@ func (op *Operator) register(ctx context.Context, o *options.Options, s settings
 	buffers := capacitybuffer.New(clk, kube, op.Cluster, capacitybuffer.Options{Trigger: batcher.Trigger, Logger: log, DryRun: o.DryRun})
 	provisionerOpts := []provisioning.Option{provisioning.WithLogger(log.Named("provisioning")), provisioning.WithClock(clk),
 		provisioning.WithSolveOptions(solve), provisioning.WithBookingObserver(buffers.Observe)}
+	provisionerOpts = append(provisionerOpts, s.provisionerOpts...)
 	if o.DryRun {
 		provisionerOpts = append(provisionerOpts, provisioning.WithDryRun())
 	}
@@ -155,6 +164,7 @@ func (op *Operator) register(ctx context.Context, o *options.Options, s settings
 		{interruption.Name, interruption.New(clk, kube, marker, interruption.Options{Logger: log})},
 		{drift.Name, drift.New(clk, kube, op.Cloud, drift.Options{Logger: log})},
 		{expiration.Name, expiration.New(clk, kube, expiration.Options{Logger: log})},
+		{repair.Name, repair.New(clk, kube, repair.Options{Logger: log})},
 		{podevents.Name, podevents.New(clk, kube, podevents.Options{Logger: log})},
 		{capacityblock.Name, capacityblock.New(clk, kube, capacityblock.Options{Logger: log})},
 		{capacitybuffer.Name, buffers},

@@ -3,6 +3,7 @@ package provisioning
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	corev1 "k8s.io/api/core/v1"
@@ -93,7 +94,7 @@ func (c *Controller) Start(ctx context.Context) error {
 		c.triggers.Run(ctx)
 	}()
 	for c.batcher.Wait(ctx) {
-		c.provision(ctx)
+		c.triggers.RetryAt(c.provision(ctx))
 		c.triggers.Provisioned()
 	}
 	<-done
@@ -105,8 +106,11 @@ func (c *Controller) NeedLeaderElection() bool { return true }
 
 // provision runs one batch. An unsynced state or a failed create opens the
 // next window, so the pods are tried again once it closes.
-func (c *Controller) provision(ctx context.Context) {
-	_, err := c.provisioner.Provision(ctx)
+func (c *Controller) provision(ctx context.Context) (retryAt time.Time) {
+	b, err := c.provisioner.Provision(ctx)
+	if b != nil {
+		retryAt = b.RetryAt
+	}
 	switch {
 	case errors.Is(err, ErrNotSynced):
 		c.log.Debug("cluster state is not synced; retrying after the next window")
@@ -115,4 +119,5 @@ func (c *Controller) provision(ctx context.Context) {
 		c.log.Error("provisioning a batch", "error", err)
 		c.batcher.Trigger()
 	}
+	return retryAt
 }

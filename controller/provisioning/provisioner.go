@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	corev1 "k8s.io/api/core/v1"
@@ -51,6 +52,8 @@ type Provisioner struct {
 	// bookingsSeen is told where each decision put the bookings' virtual
 	// pods (WithBookingObserver).
 	bookingsSeen func([]scheduler.BookingResult)
+	// shortages says when a short offering may be tried again (retry.go).
+	shortages ShortageMemory
 }
 
 // Option configures a Provisioner.
@@ -108,6 +111,9 @@ type Batch struct {
 	Decision *scheduler.Results
 	// NodeClaims are the claims created, in the decision's order.
 	NodeClaims []*v1alpha1.NodeClaim
+	// RetryAt is when to run again for the pods left unschedulable: when an
+	// offering the cloud avoids may be tried again; zero for no retry.
+	RetryAt time.Time
 }
 
 // Provision solves for the pods kube-scheduler could not place and that are
@@ -154,6 +160,7 @@ func (p *Provisioner) Provision(ctx context.Context) (*Batch, error) {
 	}
 	p.nominateExisting(b.Decision.Existing, snap.Nodes)
 	p.reportUnschedulable(b.Decision.Unschedulable)
+	b.RetryAt = p.retryAt(b)
 	return b, errors.Join(errs...)
 }
 

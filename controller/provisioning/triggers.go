@@ -46,6 +46,9 @@ type Triggers struct {
 	recheck bool
 	// nextLapse is when the next nomination is due to lapse; zero when none.
 	nextLapse time.Time
+	// retry is when a batch should run again for pods it left
+	// unschedulable (RetryAt); zero when none.
+	retry time.Time
 }
 
 // NewTriggers returns the triggers of batcher, reading nominations from
@@ -104,6 +107,9 @@ func (t *Triggers) Due() time.Time {
 	if t.recheck {
 		return t.clk.Now()
 	}
+	if t.nextLapse.IsZero() || !t.retry.IsZero() && t.retry.Before(t.nextLapse) {
+		return t.retry
+	}
 	return t.nextLapse
 }
 
@@ -117,7 +123,7 @@ func (t *Triggers) CheckNominations() {
 	t.mu.Lock()
 	t.nextLapse = next
 	t.mu.Unlock()
-	if slices.ContainsFunc(lapsed, provisionable) {
+	if slices.ContainsFunc(lapsed, provisionable) || t.retryDue() {
 		t.batcher.Trigger()
 	}
 }

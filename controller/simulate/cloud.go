@@ -132,6 +132,18 @@ func newCapacityModel(s *Scenario, emu *awsemu.Emulator) *capacityModel {
 	return &capacityModel{windows: s.Spec.Capacity, emu: emu, active: make([]bool, len(s.Spec.Capacity))}
 }
 
+// setZoneOut makes every offering of a zone short (whatever capacity the
+// windows give it, or an instance stopping there gives back), or clears it.
+func (m *capacityModel) setZoneOut(zone string, out bool) {
+	var keys []awsemu.PoolKey
+	for _, key := range m.emu.PoolKeys() {
+		if key.Zone == zone {
+			keys = append(keys, key)
+		}
+	}
+	m.emu.SetShortage(out, keys...)
+}
+
 // apply opens and closes windows at elapsed time t.
 func (m *capacityModel) apply(t time.Duration) {
 	for i, w := range m.windows {

@@ -3,6 +3,8 @@ package simulate
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/disruption"
 	"github.com/stowage-dev/stowage/controller/nodeclaim"
@@ -51,6 +53,16 @@ func (l disruptionLog) Blocked(m disruption.Method, b disruption.Blocked) {
 		l.w.waits.drainHeld(b.Candidate.NodePool.Name, b.Candidate.Name(), epoch.Add(1<<62),
 			fmt.Sprintf("node %s cannot be disrupted: %s", b.Candidate.Name(), b.Why))
 	}
+}
+
+// repaired books a node repair replaced: its pods were lost already, or are
+// as good as lost on a node that is not Ready.
+func (w *world) repaired(node *corev1.Node) {
+	c := report.Consolidation{At: w.clk.Now(), Method: "repair", Reason: "Unhealthy"}
+	if in, ok := w.instances[nodeclaim.InstanceID(node.Spec.ProviderID)]; ok {
+		c.Removed = []report.Instance{{Name: in.id, Offering: offer(in.instanceType, in.zone, in.capacityType)}}
+	}
+	w.out.consolidations = append(w.out.consolidations, c)
 }
 
 // expired books an expired claim's node as a disruption that saves nothing:

@@ -232,6 +232,9 @@ func (k *kube) updateStatus(ctx context.Context, c client.Writer, obj client.Obj
 	if pdb, ok := obj.(*policyv1.PodDisruptionBudget); ok {
 		return k.updatePDBStatus(pdb)
 	}
+	if node, ok := obj.(*corev1.Node); ok {
+		return k.updateNodeStatus(node)
+	}
 	current, ok := k.mirror.peekObject(obj)
 	if !ok || !withStatus[reflect.TypeOf(obj)] {
 		return k.notFound(obj) // as the fake client answers for a kind without the subresource

@@ -26,7 +26,7 @@ import (
 func (w *world) registerNodes(ctx context.Context) error {
 	now := w.clk.Now()
 	for _, in := range byLaunch(w.booting) {
-		if now.Before(in.readyAt) {
+		if now.Before(in.readyAt) || w.outages.holds(in.id) {
 			continue
 		}
 		if cur, ok := w.emu.Instance(in.id); !ok || cur.State != awsemu.StateRunning {
@@ -149,7 +149,7 @@ func (w *world) startPods() error {
 	for _, sp := range w.starting {
 		switch {
 		case w.pods[sp.key] != sp:
-		case now.Before(sp.runningAt):
+		case now.Before(sp.runningAt) || w.outages.silent(sp.node):
 			still = append(still, sp)
 		default:
 			if err := w.reportRunning(sp); err != nil {
@@ -214,7 +214,9 @@ func (w *world) reapInstances(ctx context.Context) error {
 		if in.node == "" {
 			continue
 		}
-		for _, sp := range w.podsOn(in.node) {
+		lost := w.podsOn(in.node)
+		w.outages.lostWith(in, len(lost))
+		for _, sp := range lost {
 			w.out.podLost(in.id)
 			w.observeLost(sp, in.id)
 			if err := w.deletePod(ctx, sp); err != nil {

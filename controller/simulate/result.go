@@ -25,6 +25,7 @@ type systemResult struct {
 	consolidations       []report.Consolidation
 	blocked              []report.Blocked
 	waits                []report.Wait
+	zoneOutages          []report.ZoneOutage
 	// open interruptions, by index, whose pods have not all run again
 	openInterruptions []int
 	// actions the autoscaler reported (warnings, scale-ups, backoffs), for the log.
@@ -63,7 +64,7 @@ func (r *systemResult) addSample(s report.Sample) {
 func (r *systemResult) system() report.System {
 	s := report.System{Name: r.name, Series: r.series, TotalCost: r.cost, NodesLaunched: r.launched,
 		NodesTerminated: r.terminated, Fallbacks: r.fallbacks, Interruptions: r.interruptions, Consolidations: r.consolidations,
-		Blocked: r.blocked, Waits: r.waits}
+		Blocked: r.blocked, Waits: r.waits, ZoneOutages: r.zoneOutages}
 	tiers := slices.Concat(sortedKeys(r.toRunning), sortedKeys(r.neverRan))
 	slices.Sort(tiers)
 	for _, tier := range slices.Compact(tiers) {

@@ -26,6 +26,10 @@ type Options struct {
 	Progress func(system string, done, total time.Duration)
 	// Preferences is the provisioner's preference policy (the default when empty).
 	Preferences scheduler.PreferencePolicy
+	// Batch, when set, is called as each provisioning batch of the Stowage
+	// run starts, and what it returns as the batch ends (benchmarks time
+	// the batches with it: the virtual clock cannot).
+	Batch func() (done func())
 	// observer watches the Stowage run (RunChecked sets it); nil for none.
 	observer observer
 }
@@ -68,7 +72,7 @@ func runSystem(ctx context.Context, s *Scenario, seed int64, name string, opts O
 	}
 	w.preferences = opts.Preferences
 	if name == SystemStowage {
-		w.observer = opts.observer
+		w.observer, w.batch = opts.observer, opts.Batch
 	}
 	var sys system
 	if name == SystemStowage {

@@ -85,6 +85,8 @@ type ScenarioSpec struct {
 	Capacity []CapacityWindow `json:"capacity,omitempty"`
 	// Interruptions of spot instances.
 	Interruptions Interruptions `json:"interruptions,omitempty"`
+	// ZoneOutages take whole zones away (zoneoutage.go).
+	ZoneOutages []ZoneOutage `json:"zoneOutages,omitempty"`
 	// Boot is the time from launch to a Ready node, per AMI family (al2023,
 	// bottlerocket); "default" covers the rest.
 	Boot map[string]DurationRange `json:"boot,omitempty"`
@@ -221,6 +223,7 @@ func (s *Scenario) validate() error {
 			bad(f+".until", "%s is not after from (%s)", c.Until.Duration, c.From.Duration)
 		}
 	}
+	s.validateZoneOutages(bad)
 	if sp.Interruptions.SpotRatePerHour < 0 {
 		bad("interruptions.spotRatePerHour", "must not be negative")
 	}

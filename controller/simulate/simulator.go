@@ -42,6 +42,7 @@ func run(ctx context.Context, w *world, sys system, progress func(done, total ti
 		if err := w.stepOnce(ctx, sys); err != nil {
 			return fmt.Errorf("at %s: %w", w.elapsed(), err)
 		}
+		w.observeOutages()
 		w.observeInstant()
 		if !w.clk.Now().Before(nextSample) {
 			w.out.addSample(w.sample())
@@ -58,6 +59,9 @@ func run(ctx context.Context, w *world, sys system, progress func(done, total ti
 // stepOnce runs every part of the world once at the current instant.
 func (w *world) stepOnce(ctx context.Context, sys system) error {
 	w.capacity.apply(w.elapsed())
+	if err := w.applyZoneOutages(ctx); err != nil {
+		return err
+	}
 	// Completed Job pods go first, so that the Job controller replaces them
 	// at the same instant, as the real one does.
 	for _, f := range []func(context.Context) error{w.finishJobs, w.reconcileWorkloads, w.reapInstances, w.registerNodes} {
@@ -104,6 +108,7 @@ func (w *world) nextInstant(sys system, nextSample, end time.Time) time.Time {
 		candidates = append(candidates, epoch.Add(t))
 	}
 	candidates = append(candidates, w.interruptions.next())
+	candidates = append(candidates, w.outageNext()...)
 	next := end.Add(time.Nanosecond)
 	for _, c := range candidates {
 		if c.After(now) && c.Before(next) {
@@ -192,6 +197,7 @@ func (w *world) finish() {
 	if w.waits != nil {
 		w.out.waits = w.waits.waits.List()
 	}
+	w.out.zoneOutages = w.outages.results()
 	for _, id := range slices.Sorted(maps.Keys(w.instances)) {
 		w.out.instanceGone(w.instances[id], w.clk.Now())
 	}

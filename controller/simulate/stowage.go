@@ -25,6 +25,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/lifecycle"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/podevents"
+	"github.com/stowage-dev/stowage/controller/nodeclaim/repair"
 	"github.com/stowage-dev/stowage/controller/nodeclass"
 	"github.com/stowage-dev/stowage/controller/provisioning"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
@@ -46,6 +47,7 @@ const (
 	interruptionClaimCtl
 	driftCtl
 	expirationCtl
+	repairCtl
 	podEventsCtl
 	nodeClassCtl
 )
@@ -71,7 +73,9 @@ type stowageSystem struct {
 	// expiry are the expiration controller's alarms, delivered by the
 	// simulator since it never starts them as a source.
 	expiry *nodeclaim.Alarms
-	lambda *interruptionLambda
+	// repairs are the node repair controller's alarms, keyed by Node name.
+	repairs *nodeclaim.Alarms
+	lambda  *interruptionLambda
 	// due reconciles and when they are due
 	due *dueQueue
 	// claims not Ready or being deleted, which the sweep wakes
@@ -98,11 +102,13 @@ func newStowageSystem(w *world) *stowageSystem {
 	sys.triggers = provisioning.NewTriggers(w.clk, w.cluster, sys.batcher)
 	sys.provisioner = provisioning.NewProvisioner(w.cluster, sys.cloud, provisioning.ClientWriter{Client: w.kube}, recorder,
 		provisioning.RandomSuffix(w.rng), provisioning.WithLogger(hclog.NewNullLogger()), provisioning.WithClock(w.clk),
-		provisioning.WithCreateConcurrency(1), provisioning.WithSolveOptions(solve))
+		provisioning.WithCreateConcurrency(1), provisioning.WithSolveOptions(solve), provisioning.WithShortageMemory(aws))
 	term := termination.New(w.clk, w.kube, sys.cloud, termination.Options{Recorder: recorder, Homes: disruption.NewHomes(w.clk, w.cluster, sys.cloud, solve)})
 	expiry := expiration.New(w.clk, w.kube, expiration.Options{Recorder: recorder})
 	interrupts := interruption.New(w.clk, w.kube, aws, interruption.Options{Recorder: recorder})
 	sys.expiry = expiry.Alarms()
+	repairs := repair.New(w.clk, w.kube, repair.Options{Recorder: recorder})
+	sys.repairs = repairs.Alarms()
 	sys.reconcilers = map[reconciler]reconcile.Reconciler{
 		lifecycleCtl:         lifecycle.New(w.clk, w.kube, sys.cloud, lifecycle.Options{Recorder: recorder}),
 		terminationCtl:       term,
@@ -111,6 +117,7 @@ func newStowageSystem(w *world) *stowageSystem {
 		interruptionClaimCtl: interrupts.ClaimReconciler(),
 		driftCtl:             drift.New(w.clk, w.kube, sys.cloud, drift.Options{Recorder: recorder}),
 		expirationCtl:        expiry,
+		repairCtl:            repairs,
 		podEventsCtl:         podevents.New(w.clk, w.kube, podevents.Options{}),
 		nodeClassCtl:         nodeclass.New(w.clk, w.kube, aws, nodeclass.Options{Recorder: recorder}),
 	}
@@ -163,6 +170,7 @@ func (sys *stowageSystem) wake(obj client.Object) {
 		if o.DeletionTimestamp != nil {
 			sys.due.set(dueKey{nodeTerminationCtl, o.Name}, now)
 		}
+		sys.due.set(dueKey{repairCtl, o.Name}, now)
 	}
 }
 
@@ -199,7 +207,16 @@ func (sys *stowageSystem) step(ctx context.Context) error {
 	}
 	sys.checkNominations()
 	if closed, _ := sys.batcher.Poll(); closed {
-		if _, err := sys.provisioner.Provision(ctx); err != nil {
+		done := func() {}
+		if sys.w.batch != nil {
+			done = sys.w.batch()
+		}
+		b, err := sys.provisioner.Provision(ctx)
+		done()
+		if b != nil {
+			sys.triggers.RetryAt(b.RetryAt)
+		}
+		if err != nil {
 			sys.w.out.actions = append(sys.w.out.actions, action{sys.w.elapsed(), "provisioning: " + err.Error()})
 			sys.batcher.Trigger()
 		}
@@ -207,6 +224,9 @@ func (sys *stowageSystem) step(ctx context.Context) error {
 	}
 	for _, req := range sys.expiry.Due(now) {
 		sys.due.set(dueKey{expirationCtl, req.Name}, now)
+	}
+	for _, req := range sys.repairs.Due(now) {
+		sys.due.set(dueKey{repairCtl, req.Name}, now)
 	}
 	if !now.Before(sys.nextSweep) {
 		sys.nextSweep = now.Add(sweepEvery)
@@ -306,8 +326,10 @@ func (sys *stowageSystem) next() time.Time {
 		times = append(times, at)
 	}
 	times = append(times, sys.nextGC, sys.nextDisruption)
-	if at, ok := sys.expiry.Next(); ok {
-		times = append(times, at)
+	for _, alarms := range []*nodeclaim.Alarms{sys.expiry, sys.repairs} {
+		if at, ok := alarms.Next(); ok {
+			times = append(times, at)
+		}
 	}
 	if len(sys.unfinished) > 0 {
 		times = append(times, sys.nextSweep)
@@ -371,11 +393,14 @@ func (l *eventLog) Publish(evs ...provisioning.Event) {
 }
 
 // Eventf keeps the controllers' warnings (launch failures, timeouts) as
-// actions, and books an expired NodeClaim as a disruption.
+// actions, and books an expired NodeClaim and a repaired node as disruptions.
 func (l *eventLog) Eventf(regarding, _ runtime.Object, eventtype, reason, _, note string, args ...any) {
 	if claim, ok := regarding.(*v1alpha1.NodeClaim); ok && reason == expiration.ReasonExpired {
 		l.w.expired(claim)
 		return
+	}
+	if node, ok := regarding.(*corev1.Node); ok && reason == repair.ReasonRepaired {
+		l.w.repaired(node)
 	}
 	if eventtype != corev1.EventTypeWarning {
 		return

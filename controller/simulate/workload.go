@@ -175,6 +175,7 @@ func (w *world) createPod(ctx context.Context, ws *workloadState) error {
 	pod.Status.Phase = corev1.PodPending
 	priority, preemption := w.s.priorityOf(&pod.Spec)
 	pod.Spec.Priority, pod.Spec.PreemptionPolicy = &priority, preemption
+	withDefaultTolerations(&pod.Spec)
 	if pod.Spec.SchedulerName == "" {
 		pod.Spec.SchedulerName = corev1.DefaultSchedulerName
 	}

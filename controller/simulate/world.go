@@ -48,6 +48,7 @@ type world struct {
 
 	workloads     []*workloadState
 	interruptions *interruptions
+	outages       *zoneOutages
 	// namespace/name -> pod the world tracks
 	pods map[string]*simPod
 	// podList holds the tracked pods in creation order; forgotten ones are
@@ -95,6 +96,8 @@ type world struct {
 	observer observer
 	// waits finds why pods wait (waits.go); nil for a system it does not know.
 	waits *waitWatch
+	// batch wraps each provisioning batch (Options.Batch); nil for none.
+	batch func() (done func())
 }
 
 // simPod is a pod of a workload and its history.
@@ -157,6 +160,7 @@ func newWorld(s *Scenario, seed int64, name string) (*world, error) {
 		w.workloads = append(w.workloads, newWorkloadState(s, wl))
 	}
 	w.interruptions = newInterruptions(s)
+	w.outages = newZoneOutages(s)
 	return w, nil
 }
 

@@ -162,6 +162,8 @@ type Emulator struct {
 	logGroups     map[string]*logGroup  // name -> CloudWatch Logs group (logs.go)
 
 	eksClusters  map[string]EKSCluster           // name -> cluster (eks.go)
+	zonalShifts  []ZonalShift                    // in start order (arczonalshift.go)
+	autoshifts   []Autoshift                     // in start order
 	eksAccess    eksAccessState                  // access entries and Pod Identity associations (eks_access.go)
 	reservations map[string]*CapacityReservation // id -> reservation
 	blocks       map[string]*blockState          // block id -> what was done about it (blocks.go)

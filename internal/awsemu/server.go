@@ -35,7 +35,9 @@ type restRoute struct {
 
 // restRoutes registers the REST services by the first segment of their paths.
 var restRoutes = map[string]restRoute{
-	"clusters": {"eks", eksAction, (*Emulator).serveEKS},
+	"clusters":    {"eks", eksAction, (*Emulator).serveEKS},
+	"zonalshifts": {"arc-zonal-shift", arcAction, (*Emulator).serveARC},
+	"autoshifts":  {"arc-zonal-shift", arcAction, (*Emulator).serveARC},
 }
 
 // Handler serves every emulated service on one endpoint: point each SDK

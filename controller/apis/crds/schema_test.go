@@ -274,6 +274,7 @@ func TestCRDsDefaultAsSetDefaults(t *testing.T) {
 		{pool, "spec.disruption.consolidationPolicy", v1alpha1.ConsolidationPolicyWhenEmptyOrUnderutilized},
 		{pool, "spec.disruption.consolidateAfter", v1alpha1.DefaultConsolidateAfter},
 		{pool, "spec.disruption.returnAfter", v1alpha1.DefaultReturnAfter},
+		{pool, "spec.disruption.repairAfter", v1alpha1.DefaultRepairAfter},
 		{pool, "spec.disruption.budgets", []map[string]string{{"nodes": v1alpha1.DefaultBudgetNodes}}},
 		{pool, "spec.disruption.budgets.nodes", v1alpha1.DefaultBudgetNodes},
 		{pool, "spec.template.spec.expireAfter", v1alpha1.DefaultExpireAfter},

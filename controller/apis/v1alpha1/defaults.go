@@ -11,6 +11,7 @@ const (
 	DefaultExpireAfter      = "720h"
 	DefaultConsolidateAfter = "0s"
 	DefaultReturnAfter      = "10m"
+	DefaultRepairAfter      = "30m"
 	DefaultBudgetNodes      = "10%"
 	DefaultHTTPTokens       = "required"
 	DefaultHTTPEndpoint     = "enabled"
@@ -30,6 +31,9 @@ func (in *NodePool) SetDefaults() {
 	}
 	if spec.Disruption.ReturnAfter == nil {
 		spec.Disruption.ReturnAfter = ptr.To(MustParseDuration(DefaultReturnAfter))
+	}
+	if spec.Disruption.RepairAfter == nil {
+		spec.Disruption.RepairAfter = ptr.To(MustParseDuration(DefaultRepairAfter))
 	}
 	if len(spec.Disruption.Budgets) == 0 {
 		spec.Disruption.Budgets = []Budget{{Nodes: DefaultBudgetNodes}}

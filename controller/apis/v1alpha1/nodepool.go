@@ -191,6 +191,13 @@ type Disruption struct {
 	// +optional
 	// +kubebuilder:default="10m"
 	ReturnAfter *NillableDuration `json:"returnAfter,omitempty"`
+	// RepairAfter is how long a node may stay NotReady (its Ready condition False, or Unknown: the kubelet
+	// unreachable) before it is replaced, as Karpenter's node repair does with the same default; Never
+	// disables repair. Budgets do not bound repair; it stops in a pool while more than 20% of its nodes
+	// (rounded up) are unhealthy, as Karpenter's does, so that a lost zone does not replace a third of the fleet.
+	// +optional
+	// +kubebuilder:default="30m"
+	RepairAfter *NillableDuration `json:"repairAfter,omitempty"`
 	// Budgets cap how many nodes may be disrupted at once; the most restrictive active budget wins.
 	// +optional
 	// +kubebuilder:default={{nodes: "10%"}}

@@ -246,6 +246,10 @@ func (in *Disruption) DeepCopyInto(out *Disruption) {
 		in, out := &in.ReturnAfter, &out.ReturnAfter
 		*out = (*in).DeepCopy()
 	}
+	if in.RepairAfter != nil {
+		in, out := &in.RepairAfter, &out.RepairAfter
+		*out = (*in).DeepCopy()
+	}
 	if in.Budgets != nil {
 		in, out := &in.Budgets, &out.Budgets
 		*out = make([]Budget, len(*in))

@@ -43,6 +43,9 @@ type Snapshot struct {
 	// Bookings are room kept for pods that do not exist yet, placed after
 	// the real pods (booked.go).
 	Bookings []Booking
+	// LeftOut are nodes left out of Nodes (a disruption simulation solves on
+	// the nodes with room only) that still count toward their pools' limits.
+	LeftOut []*StateNode
 }
 
 // StateNode is a node that exists or is being launched.

@@ -129,6 +129,12 @@ func newSolver(s *Snapshot, opts Options) *solver {
 			bound = append(bound, boundPod{pod: pod, labels: n.labels, node: n.name})
 		}
 	}
+	for _, sn := range s.LeftOut {
+		if p, ok := byName[nodePoolOf(sn)]; ok {
+			p.nodes++
+			p.usage = p.usage.Add(sv.stateNodeCapacity(sn))
+		}
+	}
 	for _, p := range sv.pools {
 		p.baseUsage = p.usage
 	}
@@ -253,4 +259,15 @@ func (sv *solver) planOnExisting(p *podInfo, c *podClass) *plan {
 		}
 	}
 	return nil
+}
+
+// nodePoolOf is the NodePool a node belongs to, "" for one Stowage does not manage.
+func nodePoolOf(sn *StateNode) string {
+	if sn.NodeClaim != nil {
+		return sn.NodeClaim.Labels[v1alpha1.LabelNodePool]
+	}
+	if sn.Node != nil {
+		return sn.Node.Labels[v1alpha1.LabelNodePool]
+	}
+	return ""
 }

@@ -35,6 +35,8 @@ func stowage() report.System {
 	}}
 	s.Blocked = []report.Blocked{{At: start.Add(45 * time.Minute), Method: "single-node", Blocker: "pdb", Node: "ip-10-0-2-3",
 		Why: "PodDisruptionBudget default/web allows no disruption of pod default/web-1 now"}}
+	s.ZoneOutages = []report.ZoneOutage{{Zone: "us-east-1a", From: start.Add(20 * time.Minute), Nodes: 4, PodsLost: 37,
+		AllRunning: start.Add(40*time.Minute + 30*time.Second)}}
 	var waits report.Waits
 	for i := range 3 {
 		waits.Add(report.WaitNodeClassNotReady, "NodeClass gpu is not Ready: ResolutionFailed: no subnet matches its subnetSelectorTerms",

@@ -31,6 +31,7 @@ type section struct {
 	Charts         []svgChart
 	Fallbacks      [][]string
 	Interruptions  [][]string
+	ZoneOutages    [][]string
 	Consolidations [][]string
 	Methods        [][]string
 	Blocked        [][]string
@@ -92,6 +93,17 @@ func systemSection(r *Report, s *System) section {
 		}
 		sec.Interruptions = append(sec.Interruptions, []string{formatOffset(in.Notice, r.Start), in.Instance.Name,
 			in.Instance.Offering.String(), ready, fmt.Sprint(in.PodsLost)})
+	}
+	for _, z := range s.ZoneOutages {
+		back, ran := "not within the run", "never"
+		if !z.Until.IsZero() {
+			back = formatOffset(z.Until, r.Start)
+		}
+		if d, ok := z.ToAllRunning(); ok {
+			ran = formatDuration(d)
+		}
+		sec.ZoneOutages = append(sec.ZoneOutages, []string{formatOffset(z.From, r.Start), z.Zone, back, fmt.Sprint(z.InstancesReturn),
+			fmt.Sprint(z.Nodes), fmt.Sprint(z.PodsLost), ran})
 	}
 	for _, c := range s.Consolidations {
 		sec.Consolidations = append(sec.Consolidations, []string{formatOffset(c.At, r.Start), c.Method, orDash(c.Reason),

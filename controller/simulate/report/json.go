@@ -42,6 +42,17 @@ type jsonSystem struct {
 	Consolidations  []jsonConsolidation `json:"consolidations"`
 	Blocked         []jsonBlocked       `json:"blocked"`
 	Waits           []jsonWait          `json:"waits"`
+	ZoneOutages     []jsonZoneOutage    `json:"zone_outages"`
+}
+
+type jsonZoneOutage struct {
+	Zone            string   `json:"zone"`
+	From            string   `json:"from"`
+	Until           *string  `json:"until"`
+	InstancesReturn bool     `json:"instances_return"`
+	Nodes           int      `json:"nodes"`
+	PodsLost        int      `json:"pods_lost"`
+	ToAllRunning    *float64 `json:"to_all_running_seconds"`
 }
 
 type jsonWait struct {
@@ -185,7 +196,10 @@ func toJSONSystem(s *System) jsonSystem {
 		Tiers: make([]jsonTier, 0, len(s.Tiers)), Series: toJSONSeries(&s.Series),
 		Fallbacks: make([]jsonFallback, 0, len(s.Fallbacks)), Interruptions: make([]jsonInterruption, 0, len(s.Interruptions)),
 		Consolidations: make([]jsonConsolidation, 0, len(s.Consolidations)), Blocked: make([]jsonBlocked, 0, len(s.Blocked)),
-		Waits: make([]jsonWait, 0, len(s.Waits))}
+		Waits: make([]jsonWait, 0, len(s.Waits)), ZoneOutages: make([]jsonZoneOutage, 0, len(s.ZoneOutages))}
+	for _, z := range s.ZoneOutages {
+		js.ZoneOutages = append(js.ZoneOutages, toJSONZoneOutage(z))
+	}
 	for _, w := range s.Waits {
 		js.Waits = append(js.Waits, jsonWait{Kind: w.Kind, Reason: w.Reason, Pods: w.Pods, NeverRan: w.NeverRan,
 			LongestSeconds: seconds(w.Longest), Example: w.Example})
@@ -271,3 +285,16 @@ func nonNil(cols map[string][]int) map[string][]int {
 }
 
 func seconds(d time.Duration) float64 { return round(d.Seconds(), secondsPlaces) }
+
+func toJSONZoneOutage(z ZoneOutage) jsonZoneOutage {
+	jz := jsonZoneOutage{Zone: z.Zone, From: formatTime(z.From), InstancesReturn: z.InstancesReturn, Nodes: z.Nodes, PodsLost: z.PodsLost}
+	if !z.Until.IsZero() {
+		until := formatTime(z.Until)
+		jz.Until = &until
+	}
+	if d, ok := z.ToAllRunning(); ok {
+		secs := seconds(d)
+		jz.ToAllRunning = &secs
+	}
+	return jz
+}

@@ -75,6 +75,15 @@ type doc struct {
 			LongestSeconds float64 `json:"longest_seconds"`
 			Example        string  `json:"example"`
 		} `json:"waits"`
+		ZoneOutages []struct {
+			Zone            string   `json:"zone"`
+			From            string   `json:"from"`
+			Until           *string  `json:"until"`
+			InstancesReturn bool     `json:"instances_return"`
+			Nodes           int      `json:"nodes"`
+			PodsLost        int      `json:"pods_lost"`
+			ToAllRunning    *float64 `json:"to_all_running_seconds"`
+		} `json:"zone_outages"`
 	} `json:"systems"`
 }
 
@@ -125,7 +134,9 @@ func TestJSONReadsBack(t *testing.T) {
 		{"savings", stow.Savings, 0.6},
 		{"disruption reason", stow.Consolidations[0].Reason, "Underutilized"},
 		{"blocked candidate", []string{stow.Blocked[0]["method"], stow.Blocked[0]["blocker"], stow.Blocked[0]["node"]}, []string{"single-node", "pdb", "ip-10-0-2-3"}},
-		{"empty lists are lists", ca.Consolidations != nil && ca.Waits != nil, true},
+		{"empty lists are lists", ca.Consolidations != nil && ca.Waits != nil && ca.ZoneOutages != nil, true},
+		{"zone outage", []any{stow.ZoneOutages[0].Zone, stow.ZoneOutages[0].Nodes, stow.ZoneOutages[0].PodsLost, *stow.ZoneOutages[0].ToAllRunning,
+			stow.ZoneOutages[0].Until == nil}, []any{"us-east-1a", 4, 37, 1230.0, true}},
 		{"waits, most pods first", []any{stow.Waits[0].Kind, stow.Waits[0].Pods, stow.Waits[0].NeverRan, stow.Waits[0].LongestSeconds, stow.Waits[0].Example},
 			[]any{"nodeclass-not-ready", 3, 3, 10800.0, "inference/vllm-0"}},
 		{"a wait of a pod that ran", []any{stow.Waits[1].Kind, stow.Waits[1].NeverRan}, []any{"shortage", 0}},

@@ -40,6 +40,8 @@ type System struct {
 	// Waits say why pods waited: every pod that never ran or took longer
 	// than LongWait to run, grouped by what held it back, most pods first.
 	Waits []Wait
+	// ZoneOutages are the scenario's lost zones and what each cost.
+	ZoneOutages []ZoneOutage
 }
 
 // Tier is the pod start-up record of one workload group.

@@ -107,6 +107,7 @@ func writeEvents(b *strings.Builder, r *Report, s *System) {
 		return fmt.Sprintf("%s  %s %s, %s, pods lost %d", formatOffset(in.Notice, r.Start), in.Instance.Name, in.Instance.Offering, ready, in.PodsLost)
 	})
 	writeDisruptions(b, r, s)
+	writeZoneOutages(b, r, s)
 	writeWaits(b, s)
 }
 
@@ -203,4 +204,25 @@ func banner(name string, width int) string {
 	left := (width - utf8.RuneCountInString(name)) / 2
 	right := width - utf8.RuneCountInString(name) - left
 	return strings.Repeat("-", left) + name + strings.Repeat("-", right)
+}
+
+// writeZoneOutages lists the lost zones: nodes and pods lost, and how long
+// until every pod ran again.
+func writeZoneOutages(b *strings.Builder, r *Report, s *System) {
+	writeList(b, fmt.Sprintf("Zone outages, %s (%d)", s.Name, len(s.ZoneOutages)), len(s.ZoneOutages), func(i int) string {
+		z := s.ZoneOutages[i]
+		back := "did not come back"
+		if !z.Until.IsZero() {
+			back = "back at " + formatOffset(z.Until, r.Start)
+		}
+		ran := "all pods Running again after "
+		if d, ok := z.ToAllRunning(); ok {
+			ran += formatDuration(d)
+		} else if z.PodsLost == 0 {
+			ran = "no pod lost"
+		} else {
+			ran = "pods not all Running again by the end"
+		}
+		return fmt.Sprintf("%s  %s lost (%s): %d nodes, %d pods lost, %s", formatOffset(z.From, r.Start), z.Zone, back, z.Nodes, z.PodsLost, ran)
+	})
 }
