@@ -86,7 +86,7 @@ func (o Options) withDefaults() Options {
 		o.LaunchAttempts = 3
 	}
 	if o.RefreshInterval == 0 {
-		o.RefreshInterval = 5 * time.Minute
+		o.RefreshInterval = DefaultRefreshInterval
 	}
 	if o.GCInterval == 0 {
 		o.GCInterval = 10 * time.Minute
