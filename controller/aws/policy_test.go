@@ -130,6 +130,9 @@ func TestTheGeneratedPolicyAllowsEveryCallAndNothingUnused(t *testing.T) {
 	if _, err := stowaws.ServiceCIDR(ctx(t), e.asRole.EKS, cluster); err != nil {
 		t.Fatal(err)
 	}
+	if err := e.cp.RefreshZonalShifts(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
 	var launched []string
 	for _, ct := range []string{"reserved", "spot", "on-demand"} {
 		claim, err := e.cp.Create(ctx(t), nodeClaim("claim-"+ct, []string{"m6i.large"}, []string{ct}))
