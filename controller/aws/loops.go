@@ -23,7 +23,9 @@ func (c *CloudProvider) Start(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { c.every(ctx, LoopRefresh, c.opts.RefreshInterval, c.Refresh, c.reservations.NextStart) })
 	if c.shifts != nil {
-		wg.Go(func() { c.every(ctx, LoopZonalShift, c.opts.ZonalShiftInterval, c.RefreshZonalShifts, c.shifts.nextExpiry) })
+		wg.Go(func() {
+			c.every(ctx, LoopZonalShift, c.opts.ZonalShiftInterval, c.RefreshZonalShifts, c.shifts.nextExpiry)
+		})
 	}
 	if c.opts.DryRun {
 		wg.Wait() // the GC deletes templates: not in a dry run
