@@ -96,10 +96,10 @@ func (z *zonalShifts) withoutShiftedZones(types []*cloudprovider.InstanceType, r
 	if len(active) == 0 {
 		return types
 	}
-	zones := map[string]bool{}
+	zones := map[string]string{} // zone name -> why
 	for _, s := range r.Subnets {
-		if _, ok := active[s.ZoneID]; ok {
-			zones[s.Zone] = true
+		if sh, ok := active[s.ZoneID]; ok {
+			zones[s.Zone] = "zonal shift away from " + s.ZoneID + ": " + sh.Reason
 		}
 	}
 	if len(zones) == 0 {
@@ -107,15 +107,15 @@ func (z *zonalShifts) withoutShiftedZones(types []*cloudprovider.InstanceType, r
 	}
 	out := make([]*cloudprovider.InstanceType, len(types))
 	for i, it := range types {
-		if !slices.ContainsFunc(it.Offerings, func(o cloudprovider.Offering) bool { return zones[o.Zone] && o.Available }) {
+		if !slices.ContainsFunc(it.Offerings, func(o cloudprovider.Offering) bool { return zones[o.Zone] != "" && o.Available }) {
 			out[i] = it
 			continue
 		}
 		cp := *it
 		cp.Offerings = slices.Clone(it.Offerings)
 		for j := range cp.Offerings {
-			if zones[cp.Offerings[j].Zone] {
-				cp.Offerings[j].Available = false
+			if why := zones[cp.Offerings[j].Zone]; why != "" {
+				cp.Offerings[j].Available, cp.Offerings[j].UnavailableReason = false, why
 			}
 		}
 		out[i] = &cp

@@ -1,6 +1,7 @@
 package aws_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +32,7 @@ func TestZonalShiftKeepsLaunchesOutOfTheZoneUntilItEnds(t *testing.T) {
 	}
 	refresh()
 	checkZonesAvailable(t, e, map[string]bool{"us-east-1a": false, "us-east-1b": true, "us-east-1c": true})
+	checkUnavailableReason(t, e, "us-east-1a", "zonal shift away from use1-az1: zonal shift ")
 	if got := testutil.ToFloat64(stowaws.ZonalShiftActive.WithLabelValues("use1-az1")); got != 1 {
 		t.Errorf("stowage_aws_zonal_shift_active{zone_id=use1-az1} = %v, want 1", got)
 	}
@@ -91,4 +93,21 @@ func inZone(claim *v1alpha1.NodeClaim, zone string) *v1alpha1.NodeClaim {
 	claim.Spec.Requirements = append(claim.Spec.Requirements, v1alpha1.NodeSelectorRequirementWithMinValues{
 		Key: corev1.LabelTopologyZone, Operator: v1alpha1.OperatorIn, Values: []string{zone}})
 	return claim
+}
+
+// checkUnavailableReason checks every offering in the zone says why it is
+// unavailable, for the reasons pending pods are given.
+func checkUnavailableReason(t *testing.T, e *env, zone, want string) {
+	t.Helper()
+	types, err := e.cp.InstanceTypes(ctx(t), nodePool("default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range types {
+		for _, o := range it.Offerings {
+			if o.Zone == zone && (!strings.HasPrefix(o.UnavailableReason, want) || !strings.HasSuffix(o.UnavailableReason, "(practice run)")) {
+				t.Fatalf("%s %s in %s: unavailable reason %q, want %q... (practice run)", it.Name, o.CapacityType, zone, o.UnavailableReason, want)
+			}
+		}
+	}
 }
