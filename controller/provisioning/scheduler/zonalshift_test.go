@@ -38,4 +38,3 @@ func TestPodsAZoneSpreadLeavesPendingNameTheZonalShift(t *testing.T) {
 		t.Errorf("reason %q, want the spread and the shifted zone with its shift", reason)
 	}
 }
-
