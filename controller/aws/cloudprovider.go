@@ -92,7 +92,7 @@ func (o Options) withDefaults() Options {
 		o.LaunchAttempts = 3
 	}
 	if o.RefreshInterval == 0 {
-		o.RefreshInterval = 5 * time.Minute
+		o.RefreshInterval = DefaultRefreshInterval
 	}
 	if o.ZonalShiftInterval == 0 {
 		o.ZonalShiftInterval = 30 * time.Second

@@ -6,6 +6,10 @@ import (
 	"time"
 )
 
+// DefaultRefreshInterval is how often the catalogue is refreshed when
+// Options.RefreshInterval is zero.
+const DefaultRefreshInterval = 5 * time.Minute
+
 // The background loops Start runs, as Options.Observe names them.
 const (
 	LoopRefresh          = "refresh"
@@ -74,6 +78,14 @@ func (c *CloudProvider) every(ctx context.Context, loop string, interval time.Du
 			return
 		}
 	}
+}
+
+// NextReservationStart is the next start after now of a capacity
+// reservation the catalogue knows (a Capacity Block's), zero for none: when
+// Start's refresh loop wakes between its passes, for a caller that drives
+// Refresh itself (the simulator).
+func (c *CloudProvider) NextReservationStart(now time.Time) time.Time {
+	return c.reservations.NextStart(now)
 }
 
 // waitUntil waits on the clock until t; false when ctx ends first.

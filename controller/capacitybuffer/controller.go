@@ -3,7 +3,6 @@ package capacitybuffer
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -57,9 +56,8 @@ type Controller struct {
 	opts    Options
 	log     hclog.Logger
 
-	mu sync.Mutex
-	// seen is booking owner -> the provisioner's last word on its room.
-	seen map[string]scheduler.BookingResult
+	// seen is the provisioner's last word on each buffer's room.
+	seen *state.BookingResults
 	wake chan event.GenericEvent
 }
 
@@ -73,40 +71,19 @@ func New(clk clock.Clock, kube client.Client, cluster *state.Cluster, opts Optio
 		opts.Trigger = func() {}
 	}
 	return &Controller{clk: clk, kube: kube, cluster: cluster, opts: opts, log: opts.Logger.Named(Name),
-		seen: map[string]scheduler.BookingResult{}, wake: make(chan event.GenericEvent, 64)}
+		seen: state.NewBookingResults(Kind), wake: make(chan event.GenericEvent, 64)}
 }
 
 // Observe is the provisioner's booking observer: where its last decision
 // put each booking's virtual pods. The buffers whose word changed are
 // reconciled again, to write their Provisioning condition.
 func (c *Controller) Observe(results []scheduler.BookingResult) {
-	c.mu.Lock()
-	var changed []scheduler.BookingOwner
-	for _, r := range results {
-		if r.Owner.Kind != Kind {
-			continue
-		}
-		if old, ok := c.seen[r.Owner.String()]; !ok || old != r {
-			changed = append(changed, r.Owner)
-		}
-		c.seen[r.Owner.String()] = r
-	}
-	c.mu.Unlock()
-	for _, o := range changed {
+	for _, o := range c.seen.Record(results) {
 		select {
 		case c.wake <- event.GenericEvent{Object: &autoscalingv1beta1.CapacityBuffer{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: o.Name}}}:
 		default: // the revisit writes it
 		}
 	}
-}
-
-func (c *Controller) lastSeen(owner scheduler.BookingOwner) *scheduler.BookingResult {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if r, ok := c.seen[owner.String()]; ok {
-		return &r
-	}
-	return nil
 }
 
 // +kubebuilder:rbac:groups=autoscaling.x-k8s.io,resources=capacitybuffers,verbs=get;list;watch
@@ -235,7 +212,7 @@ func sameRoom(a, b []*corev1.Pod) bool {
 
 // writeStatus updates the buffer's status when it changed.
 func (c *Controller) writeStatus(ctx context.Context, o Outcome) error {
-	st := Status(o, c.lastSeen(o.Booking.Owner), metav1.NewTime(c.clk.Now()))
+	st := Status(o, c.seen.Last(o.Booking.Owner), metav1.NewTime(c.clk.Now()))
 	if c.opts.DryRun || equality.Semantic.DeepEqual(st, o.Buffer.Status) {
 		return nil
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/options"
 	"github.com/stowage-dev/stowage/controller/provisioning"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+	"github.com/stowage-dev/stowage/controller/provisioningrequest"
 	"github.com/stowage-dev/stowage/controller/state"
 	"github.com/stowage-dev/stowage/controller/state/informer"
 	"github.com/stowage-dev/stowage/controller/termination"
@@ -148,8 +149,10 @@ func (op *Operator) register(ctx context.Context, o *options.Options, s settings
 	// disruption runs, so that both answer "where would these pods go" alike.
 	solve := scheduler.Options{Preferences: o.Preferences, NoKarpenterLabels: !o.KarpenterLabels}
 	buffers := capacitybuffer.New(clk, kube, op.Cluster, capacitybuffer.Options{Trigger: batcher.Trigger, Logger: log, DryRun: o.DryRun})
+	requests := provisioningrequest.New(clk, kube, op.Cluster, op.Cloud, provisioningrequest.Options{Trigger: batcher.Trigger, Logger: log, Solve: solve})
+	observe := func(r []scheduler.BookingResult) { buffers.Observe(r); requests.Observe(r) }
 	provisionerOpts := []provisioning.Option{provisioning.WithLogger(log.Named("provisioning")), provisioning.WithClock(clk),
-		provisioning.WithSolveOptions(solve), provisioning.WithBookingObserver(buffers.Observe)}
+		provisioning.WithSolveOptions(solve), provisioning.WithBookingObserver(observe)}
 	provisionerOpts = append(provisionerOpts, s.provisionerOpts...)
 	if o.DryRun {
 		provisionerOpts = append(provisionerOpts, provisioning.WithDryRun())
@@ -168,6 +171,7 @@ func (op *Operator) register(ctx context.Context, o *options.Options, s settings
 		{podevents.Name, podevents.New(clk, kube, podevents.Options{Logger: log})},
 		{capacityblock.Name, capacityblock.New(clk, kube, capacityblock.Options{Logger: log})},
 		{capacitybuffer.Name, buffers},
+		{provisioningrequest.Name, requests},
 		{disruption.Name, disruption.New(clk, op.Cluster, op.Cloud, disruption.ClientWriter{Client: kube},
 			disruptionOptions(o, solve, batcher.Trigger, log))},
 		{nodepool.Name, nodepool.New(clk, kube, nodepool.Options{Logger: log})},

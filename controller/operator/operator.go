@@ -17,13 +17,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	provreqv1 "github.com/stowage-dev/stowage/controller/apis/autoscaling/v1"
 	autoscalingv1beta1 "github.com/stowage-dev/stowage/controller/apis/autoscaling/v1beta1"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/logging"
 	"github.com/stowage-dev/stowage/controller/options"
 )
 
-// Scheme knows the built-in Kubernetes types, Stowage's own and CapacityBuffers.
+// Scheme knows the built-in Kubernetes types, Stowage's own, CapacityBuffers
+// and ProvisioningRequests.
 func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
@@ -34,6 +36,9 @@ func Scheme() (*runtime.Scheme, error) {
 	}
 	if err := autoscalingv1beta1.AddToScheme(s); err != nil {
 		return nil, fmt.Errorf("registering autoscaling.x-k8s.io types: %w", err)
+	}
+	if err := provreqv1.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("registering autoscaling.x-k8s.io/v1 types: %w", err)
 	}
 	return s, nil
 }

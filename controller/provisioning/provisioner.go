@@ -22,6 +22,7 @@ import (
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+	"github.com/stowage-dev/stowage/controller/provisioningrequest"
 	"github.com/stowage-dev/stowage/controller/state"
 )
 
@@ -165,8 +166,9 @@ func (p *Provisioner) Provision(ctx context.Context) (*Batch, error) {
 }
 
 func (p *Provisioner) provisionablePods() []*corev1.Pod {
+	bookings := p.cluster.Bookings()
 	return slices.DeleteFunc(p.cluster.PendingPods(), func(pod *corev1.Pod) bool {
-		return !provisionable(pod) || p.cluster.IsNominated(pod)
+		return !provisionable(pod) || p.cluster.IsNominated(pod) || usesBookedRoom(pod, bookings)
 	})
 }
 
@@ -211,6 +213,20 @@ func provisionable(pod *corev1.Pod) bool {
 	return slices.ContainsFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool {
 		return c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
 	})
+}
+
+// usesBookedRoom reports whether pod consumes a ProvisioningRequest whose
+// room is booked: it uses that room and no other, as Cluster Autoscaler has
+// it, so no capacity is launched for it. Once the request books nothing
+// (every pod came, the booking expired or was revoked), its pods are
+// provisioned for as any other.
+func usesBookedRoom(pod *corev1.Pod, bookings []scheduler.Booking) bool {
+	name, ok := provisioningrequest.Consumes(pod)
+	if !ok {
+		return false
+	}
+	owner := scheduler.BookingOwner{Kind: provisioningrequest.Kind, Namespace: pod.Namespace, Name: name}
+	return slices.ContainsFunc(bookings, func(b scheduler.Booking) bool { return b.Owner == owner })
 }
 
 func ownedByDaemonSet(pod *corev1.Pod) bool {

@@ -19,11 +19,14 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	provreqv1 "github.com/stowage-dev/stowage/controller/apis/autoscaling/v1"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/catalogue"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/cloudprovider/fake"
 	"github.com/stowage-dev/stowage/controller/provisioning"
+	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
+	"github.com/stowage-dev/stowage/controller/provisioningrequest"
 	"github.com/stowage-dev/stowage/controller/scheduling"
 	"github.com/stowage-dev/stowage/controller/state"
 	"github.com/stowage-dev/stowage/controller/state/statetest"
@@ -290,4 +293,40 @@ func sampleCount(t *testing.T) uint64 {
 		t.Fatal(err)
 	}
 	return m.GetHistogram().GetSampleCount()
+}
+
+// TestRequestConsumersAreNotProvisionedFor: pods that consume a
+// ProvisioningRequest whose room is booked (under either annotation) use
+// that room and no other, so a batch launches nothing for them; a consumer
+// of a request that books nothing, and a plain pod, get their claims.
+func TestRequestConsumersAreNotProvisionedFor(t *testing.T) {
+	f := setup(t)
+	owner := scheduler.BookingOwner{Kind: provisioningrequest.Kind, Namespace: f.env.Namespace, Name: "gang"}
+	f.env.Cluster.SetBooking(scheduler.Booking{Owner: owner, Pods: scheduler.VirtualPods(owner, corev1.PodTemplateSpec{}, 1)})
+	for i, c := range []struct{ key, request string }{
+		{provreqv1.ConsumeAnnotation, "gang"}, {provreqv1.DeprecatedConsumeAnnotation, "gang"}, {provreqv1.ConsumeAnnotation, "done"},
+	} {
+		pod := statetest.Unschedulable(statetest.Pod(f.env.Namespace, fmt.Sprintf("%s-%d", c.request, i), "1", "1Gi"))
+		pod.Annotations = map[string]string{c.key: c.request}
+		f.env.Create(t, pod)
+	}
+	f.pending(t, f.env.Cluster, "web", "1")
+	statetest.Eventually(t, 10*time.Second, func() error {
+		if n := len(f.env.Cluster.PendingPods()); n != 4 {
+			return fmt.Errorf("the state shows %d pending pods, want 4", n)
+		}
+		return nil
+	})
+	batch, err := f.provisioner(f.env.Cluster, f.recorder).Provision(t.Context())
+	if err != nil {
+		t.Fatalf("Provision: %v", err)
+	}
+	var solved []string
+	for _, pod := range batch.Pods {
+		solved = append(solved, pod.Name)
+	}
+	slices.Sort(solved)
+	if !slices.Equal(solved, []string{"done-2", "web"}) {
+		t.Fatalf("the batch solved %v, want done-2 and web: not the consumers of gang, whose room is booked", solved)
+	}
 }

@@ -83,6 +83,9 @@ type ScenarioSpec struct {
 	Workloads []Workload `json:"workloads"`
 	// Capacity lists shortage windows per offering.
 	Capacity []CapacityWindow `json:"capacity,omitempty"`
+	// CapacityReservations are the account's reservations and Capacity
+	// Blocks (reservations.go).
+	CapacityReservations []CapacityReservation `json:"capacityReservations,omitempty"`
 	// Interruptions of spot instances.
 	Interruptions Interruptions `json:"interruptions,omitempty"`
 	// ZoneOutages take whole zones away (zoneoutage.go).
@@ -222,6 +225,9 @@ func (s *Scenario) validate() error {
 		if c.Until.Duration != 0 && c.Until.Duration <= c.From.Duration {
 			bad(f+".until", "%s is not after from (%s)", c.Until.Duration, c.From.Duration)
 		}
+	}
+	for i := range sp.CapacityReservations {
+		s.validateReservation(fmt.Sprintf("capacityReservations[%d]", i), &sp.CapacityReservations[i], bad)
 	}
 	s.validateZoneOutages(bad)
 	if sp.Interruptions.SpotRatePerHour < 0 {

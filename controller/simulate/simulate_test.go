@@ -166,6 +166,16 @@ func TestBadScenariosNameTheField(t *testing.T) {
 			"kind: Deployment\nmetadata:\n  name: web\n  namespace: default\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n",
 			"Deployment default/web is already on line 46"},
 		{"syntax error", "  seed: 3", "  seed: [3", "line 10: YAML syntax"},
+		{"block without an end", "  seed: 3", "  seed: 3\n  capacityReservations:\n    - {type: capacity-block, instanceType: g5.12xlarge, zone: us-east-1a, count: 2, start: 1h}",
+			"line 12: Scenario scale-up-down: spec.capacityReservations[0].end: a capacity block needs an end after its start"},
+		{"reservation in another zone", "  seed: 3", "  seed: 3\n  capacityReservations:\n    - {instanceType: g5.12xlarge, zone: eu-west-1a, count: 2}",
+			`spec.capacityReservations[0].zone: "eu-west-1a" is not one of the scenario's zones`},
+		{"reservation type", "  seed: 3", "  seed: 3\n  capacityReservations:\n    - {type: spot-block, instanceType: g5.12xlarge, zone: us-east-1a, count: 2}",
+			`spec.capacityReservations[0].type: "spot-block": use default or capacity-block`},
+		{"future-dated reservation", "  seed: 3", "  seed: 3\n  capacityReservations:\n    - {instanceType: g5.12xlarge, zone: us-east-1a, count: 1, start: 1h}",
+			"spec.capacityReservations[0].start: a default reservation is active from the run's start"},
+		{"reservation field", "  seed: 3", "  seed: 3\n  capacityReservations:\n    - {instanceType: g5.12xlarge, zone: us-east-1a, count: 1, size: 2}",
+			`spec.capacityReservations[0].size: unknown field "size"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/simulate/report"
 )
 
@@ -59,6 +60,7 @@ func run(ctx context.Context, w *world, sys system, progress func(done, total ti
 // stepOnce runs every part of the world once at the current instant.
 func (w *world) stepOnce(ctx context.Context, sys system) error {
 	w.capacity.apply(w.elapsed())
+	w.reclaimBlocks()
 	if err := w.applyZoneOutages(ctx); err != nil {
 		return err
 	}
@@ -107,7 +109,7 @@ func (w *world) nextInstant(sys system, nextSample, end time.Time) time.Time {
 	if t, ok := w.nextWorkloadChange(); ok {
 		candidates = append(candidates, epoch.Add(t))
 	}
-	candidates = append(candidates, w.interruptions.next())
+	candidates = append(candidates, w.interruptions.next(), w.emu.NextBlockEvent())
 	candidates = append(candidates, w.outageNext()...)
 	next := end.Add(time.Nanosecond)
 	for _, c := range candidates {
@@ -177,6 +179,10 @@ func (w *world) sample() report.Sample {
 		s.CostPerHourByCapacityType[in.capacityType] += in.price
 		capacityOf[in.node] = in.capacityType
 	}
+	if r := w.reservationsPerHour(w.elapsed()); r > 0 {
+		s.CostPerHour += r
+		s.CostPerHourByCapacityType[v1alpha1.CapacityTypeReserved] += r
+	}
 	for _, sp := range w.pods {
 		if ct, ok := capacityOf[sp.node]; ok && sp.running {
 			s.PodsByCapacityType[ct]++
@@ -201,4 +207,5 @@ func (w *world) finish() {
 	for _, id := range slices.Sorted(maps.Keys(w.instances)) {
 		w.out.instanceGone(w.instances[id], w.clk.Now())
 	}
+	w.out.cost += w.reservationsCost()
 }

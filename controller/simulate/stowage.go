@@ -16,10 +16,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	stowaws "github.com/stowage-dev/stowage/controller/aws"
 	"github.com/stowage-dev/stowage/controller/cloudprovider"
 	"github.com/stowage-dev/stowage/controller/disruption"
 	"github.com/stowage-dev/stowage/controller/interruption"
 	"github.com/stowage-dev/stowage/controller/nodeclaim"
+	"github.com/stowage-dev/stowage/controller/nodeclaim/capacityblock"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/drift"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/expiration"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/garbagecollection"
@@ -50,6 +52,7 @@ const (
 	repairCtl
 	podEventsCtl
 	nodeClassCtl
+	capacityBlockCtl
 )
 
 type dueKey struct {
@@ -70,12 +73,19 @@ type stowageSystem struct {
 	reconcilers map[reconciler]reconcile.Reconciler
 	gc          *garbagecollection.Controller
 	disruption  *disruption.Controller
-	// expiry are the expiration controller's alarms, delivered by the
-	// simulator since it never starts them as a source.
-	expiry *nodeclaim.Alarms
+	// expiry and blockEnds are the expiration and capacity block
+	// controllers' alarms, delivered by the simulator since it never starts
+	// them as sources.
+	expiry, blockEnds *nodeclaim.Alarms
 	// repairs are the node repair controller's alarms, keyed by Node name.
 	repairs *nodeclaim.Alarms
-	lambda  *interruptionLambda
+	// buffers is what the CapacityBuffers booked last (buffers.go).
+	buffers *bufferBook
+	// catalogue refreshes the cloud provider's catalogue on the schedule of
+	// its refresh loop (reservations.go); nil when the scenario holds no
+	// reservation, whose catalogue never changes.
+	catalogue *catalogueRefresh
+	lambda    *interruptionLambda
 	// due reconciles and when they are due
 	due *dueQueue
 	// claims not Ready or being deleted, which the sweep wakes
@@ -106,7 +116,11 @@ func newStowageSystem(w *world) *stowageSystem {
 	term := termination.New(w.clk, w.kube, sys.cloud, termination.Options{Recorder: recorder, Homes: disruption.NewHomes(w.clk, w.cluster, sys.cloud, solve)})
 	expiry := expiration.New(w.clk, w.kube, expiration.Options{Recorder: recorder})
 	interrupts := interruption.New(w.clk, w.kube, aws, interruption.Options{Recorder: recorder})
-	sys.expiry = expiry.Alarms()
+	blocks := capacityblock.New(w.clk, w.kube, capacityblock.Options{Recorder: recorder})
+	sys.expiry, sys.blockEnds = expiry.Alarms(), blocks.Alarms()
+	if len(w.s.Spec.CapacityReservations) > 0 {
+		sys.catalogue = &catalogueRefresh{aws: aws, clk: w.clk, next: w.clk.Now().Add(stowaws.DefaultRefreshInterval)}
+	}
 	repairs := repair.New(w.clk, w.kube, repair.Options{Recorder: recorder})
 	sys.repairs = repairs.Alarms()
 	sys.reconcilers = map[reconciler]reconcile.Reconciler{
@@ -120,6 +134,7 @@ func newStowageSystem(w *world) *stowageSystem {
 		repairCtl:            repairs,
 		podEventsCtl:         podevents.New(w.clk, w.kube, podevents.Options{}),
 		nodeClassCtl:         nodeclass.New(w.clk, w.kube, aws, nodeclass.Options{Recorder: recorder}),
+		capacityBlockCtl:     blocks,
 	}
 	sys.lambda = newInterruptionLambda(w, func(node string) { sys.due.set(dueKey{interruptionCtl, node}, w.clk.Now()) })
 	sys.gc = garbagecollection.New(w.clk, w.kube, sys.cloud, garbagecollection.Options{Recorder: recorder})
@@ -148,7 +163,7 @@ func (sys *stowageSystem) wake(obj client.Object) {
 	now := sys.w.clk.Now()
 	switch o := obj.(type) {
 	case *v1alpha1.NodeClaim:
-		for _, ctl := range []reconciler{lifecycleCtl, driftCtl, expirationCtl} {
+		for _, ctl := range []reconciler{lifecycleCtl, driftCtl, expirationCtl, capacityBlockCtl} {
 			sys.due.set(dueKey{ctl, o.Name}, now)
 		}
 		if o.DeletionTimestamp != nil {
@@ -169,6 +184,9 @@ func (sys *stowageSystem) wake(obj client.Object) {
 		}
 		if o.DeletionTimestamp != nil {
 			sys.due.set(dueKey{nodeTerminationCtl, o.Name}, now)
+		}
+		if _, marked := interruption.Marks(o); marked { // the capacity block controller's mark
+			sys.due.set(dueKey{interruptionCtl, o.Name}, now)
 		}
 		sys.due.set(dueKey{repairCtl, o.Name}, now)
 	}
@@ -205,6 +223,9 @@ func (sys *stowageSystem) step(ctx context.Context) error {
 	if err := sys.lambda.deliver(ctx); err != nil {
 		return err
 	}
+	if err := sys.bookBuffers(ctx); err != nil {
+		return err
+	}
 	sys.checkNominations()
 	if closed, _ := sys.batcher.Poll(); closed {
 		done := func() {}
@@ -225,8 +246,14 @@ func (sys *stowageSystem) step(ctx context.Context) error {
 	for _, req := range sys.expiry.Due(now) {
 		sys.due.set(dueKey{expirationCtl, req.Name}, now)
 	}
+	for _, req := range sys.blockEnds.Due(now) {
+		sys.due.set(dueKey{capacityBlockCtl, req.Name}, now)
+	}
 	for _, req := range sys.repairs.Due(now) {
 		sys.due.set(dueKey{repairCtl, req.Name}, now)
+	}
+	if err := sys.catalogue.refresh(ctx, now); err != nil {
+		return err
 	}
 	if !now.Before(sys.nextSweep) {
 		sys.nextSweep = now.Add(sweepEvery)
@@ -326,10 +353,13 @@ func (sys *stowageSystem) next() time.Time {
 		times = append(times, at)
 	}
 	times = append(times, sys.nextGC, sys.nextDisruption)
-	for _, alarms := range []*nodeclaim.Alarms{sys.expiry, sys.repairs} {
+	for _, alarms := range []*nodeclaim.Alarms{sys.expiry, sys.blockEnds, sys.repairs} {
 		if at, ok := alarms.Next(); ok {
 			times = append(times, at)
 		}
+	}
+	if at, ok := sys.catalogue.due(); ok {
+		times = append(times, at)
 	}
 	if len(sys.unfinished) > 0 {
 		times = append(times, sys.nextSweep)
@@ -361,8 +391,13 @@ func (c *recordingCloud) Create(ctx context.Context, claim *v1alpha1.NodeClaim) 
 		instanceType: out.Labels[corev1.LabelInstanceTypeStable], zone: out.Labels[corev1.LabelTopologyZone],
 		capacityType: out.Labels[v1alpha1.LabelCapacityType]}
 	in.price = c.w.price(offer(in.instanceType, in.zone, in.capacityType))
+	if in.reservation = out.Labels[v1alpha1.LabelCapacityReservationID]; in.reservation != "" {
+		in.price = 0 // the reservation's price pays for it (reservations.go)
+	}
 	c.w.launched(in, c.w.amiFamily(claim))
-	c.w.recordFallback(claim, in)
+	if in.reservation == "" { // a reservation is taken first, not fallen back to
+		c.w.recordFallback(claim, in)
+	}
 	c.moves.launched(claim, in)
 	return out, nil
 }

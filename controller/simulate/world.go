@@ -74,6 +74,8 @@ type world struct {
 	requested map[string]scheduling.Resources
 	// node name -> the DaemonSet pods running on it
 	daemonPods map[string][]*corev1.Pod
+	// blockEnds are the scenario's Capacity Blocks' ends, by reservation id.
+	blockEnds map[string]time.Time
 	// poolKeys are the capacity model's offerings, sorted once.
 	poolKeys []awsemu.PoolKey
 	// instances launched and not yet gone, by id
@@ -128,7 +130,9 @@ type simPod struct {
 type simInstance struct {
 	id, instanceType, zone, capacityType string
 	price                                float64
-	launched                             time.Time
+	// reservation is the capacity reservation it runs in, whose price pays for it.
+	reservation string
+	launched    time.Time
 	// readyAt is when its kubelet registers a Ready node.
 	readyAt time.Time
 	node    string
@@ -156,6 +160,7 @@ func newWorld(s *Scenario, seed int64, name string) (*world, error) {
 		w.infos[info.Name] = info
 	}
 	w.poolKeys = emu.PoolKeys()
+	w.blockEnds = seedReservations(s, emu)
 	for _, wl := range s.Spec.Workloads {
 		w.workloads = append(w.workloads, newWorkloadState(s, wl))
 	}

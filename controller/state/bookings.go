@@ -3,6 +3,7 @@ package state
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 )
@@ -47,4 +48,45 @@ func (c *Cluster) HasBookings() bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return len(c.bookings) > 0
+}
+
+// BookingResults remembers the provisioner's last word on each booking of
+// one owner kind, for the controller that writes those owners' status.
+type BookingResults struct {
+	kind string
+	mu   sync.Mutex
+	seen map[string]scheduler.BookingResult
+}
+
+// NewBookingResults remembers the results of bookings of owner kind.
+func NewBookingResults(kind string) *BookingResults {
+	return &BookingResults{kind: kind, seen: map[string]scheduler.BookingResult{}}
+}
+
+// Record keeps the results of its kind and returns the owners whose result
+// is new or changed.
+func (b *BookingResults) Record(results []scheduler.BookingResult) []scheduler.BookingOwner {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var changed []scheduler.BookingOwner
+	for _, r := range results {
+		if r.Owner.Kind != b.kind {
+			continue
+		}
+		if old, ok := b.seen[r.Owner.String()]; !ok || old != r {
+			changed = append(changed, r.Owner)
+		}
+		b.seen[r.Owner.String()] = r
+	}
+	return changed
+}
+
+// Last is the last result recorded for owner, nil when none was.
+func (b *BookingResults) Last(owner scheduler.BookingOwner) *scheduler.BookingResult {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if r, ok := b.seen[owner.String()]; ok {
+		return &r
+	}
+	return nil
 }

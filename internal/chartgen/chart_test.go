@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	autoscalingcrd "github.com/stowage-dev/stowage/controller/apis/autoscaling/crd"
 	"github.com/stowage-dev/stowage/controller/apis/crds"
 	"github.com/stowage-dev/stowage/controller/deploy"
 	"github.com/stowage-dev/stowage/internal/chartgen"
@@ -120,6 +121,7 @@ func manifestSettings(t *testing.T) map[string]any {
 // CRDs.
 func TestTheChartIsTheProvidersManifests(t *testing.T) {
 	got := byKey(t, render(t, manifestSettings(t)))
+	checkCapacityBufferCRD(t, got)
 	ms, err := deploy.Manifests()
 	if err != nil {
 		t.Fatal(err)
@@ -143,19 +145,24 @@ func TestTheChartIsTheProvidersManifests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	crdObjs := load(t).CRDObjects()
-	if len(crdObjs) != len(defs) {
-		t.Fatalf("crds/ holds %d CRDs, controller/apis/crds %d", len(crdObjs), len(defs))
+	byName := map[string]map[string]any{}
+	for _, d := range defs {
+		w, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(d)
+		w["apiVersion"], w["kind"] = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
+		byName[d.Name] = normal(t, w)
 	}
-	for i, c := range crdObjs {
+	crdObjs := load(t).CRDObjects()
+	if len(crdObjs) != len(byName) {
+		t.Fatalf("crds/ holds %d CRDs, controller/apis/crds %d", len(crdObjs), len(byName))
+	}
+	for _, c := range crdObjs {
 		var u map[string]any
 		if err := yaml.UnmarshalStrict(c.File.Data, &u); err != nil {
 			t.Fatalf("%s: %v", c.Filename, err)
 		}
-		w, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(defs[i])
-		w["apiVersion"], w["kind"] = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
-		if !reflect.DeepEqual(normal(t, u), normal(t, w)) {
-			t.Errorf("%s is not controller/apis/crds' %s", c.Filename, defs[i].Name)
+		name, _ := u["metadata"].(map[string]any)["name"].(string)
+		if w, ok := byName[name]; !ok || !reflect.DeepEqual(normal(t, u), w) {
+			t.Errorf("%s is not controller/apis/crds' %s", c.Filename, name)
 		}
 	}
 }
@@ -301,5 +308,27 @@ func TestThePackageIsReproducible(t *testing.T) {
 	}
 	if sums[0] != sums[1] {
 		t.Fatalf("two packages of the same chart differ: %v", sums)
+	}
+}
+
+// checkCapacityBufferCRD takes the CapacityBuffer CRD out of the rendered
+// objects and holds it against Cluster Autoscaler's file, kept on uninstall:
+// rendered where the cluster has none, as in a client-side dry run.
+func checkCapacityBufferCRD(t *testing.T, got map[string]map[string]any) {
+	t.Helper()
+	key := "*v1.CustomResourceDefinition /" + autoscalingcrd.Name
+	rendered, ok := got[key]
+	if !ok {
+		t.Fatalf("the chart does not render the CapacityBuffer CRD on a cluster without it: %v", slices.Sorted(maps.Keys(got)))
+	}
+	delete(got, key)
+	delete(rendered, "status") // the typed decoding's empty status
+	var want map[string]any
+	if err := yaml.UnmarshalStrict(autoscalingcrd.Raw(), &want); err != nil {
+		t.Fatal(err)
+	}
+	want["metadata"].(map[string]any)["annotations"].(map[string]any)[chartgen.CapacityBufferPolicy] = "keep"
+	if !reflect.DeepEqual(rendered, normal(t, want)) {
+		t.Errorf("the rendered CapacityBuffer CRD is not Cluster Autoscaler's with helm's keep policy")
 	}
 }

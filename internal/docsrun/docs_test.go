@@ -20,7 +20,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	autoscalingcrd "github.com/stowage-dev/stowage/controller/apis/autoscaling/crd"
 	"github.com/stowage-dev/stowage/controller/logging"
 	"github.com/stowage-dev/stowage/internal/awsemu"
 	"github.com/stowage-dev/stowage/internal/docsrun"
@@ -119,6 +121,14 @@ func startBed(t *testing.T, bin, work string) string {
 		}
 	})
 	t.Setenv("KUBECONFIG", bed.ControlPlane.KubeconfigPath)
+	// The CRDs stowage_controller installs where they are missing.
+	shared, err := autoscalingcrd.Shared()
+	if err == nil {
+		_, err = envtest.InstallCRDs(bed.ControlPlane.Config, envtest.CRDInstallOptions{CRDs: shared})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	pools, err := bed.SeedPools(filepath.Join(root, testbed.SeedFile))
 	if err != nil {
 		t.Fatal(err)

@@ -16,13 +16,15 @@ import (
 	"github.com/stowage-dev/stowage/controller/apis/crds"
 )
 
-// InstallCRDs installs Stowage's CRDs alone, for a configuration of pools
-// and classes without the controller. The function it returns deletes them
+// InstallCRDs installs Stowage's CRDs alone, and the extra ones (the
+// CapacityBuffer CRD), for a configuration of pools and classes without the
+// controller. The function it returns deletes them
 // and waits until they are gone, leaving the bed as bare as the package's
 // next test expects it; the test's cleanup calls it too (it runs once).
-func (e *Env) InstallCRDs(t testing.TB) (remove func()) {
+func (e *Env) InstallCRDs(t testing.TB, extra ...*apiextensionsv1.CustomResourceDefinition) (remove func()) {
 	t.Helper()
 	all, err := crds.CRDs()
+	all = append(all, extra...)
 	if err == nil {
 		_, err = envtest.InstallCRDs(e.Bed.ControlPlane.Config, envtest.CRDInstallOptions{CRDs: all})
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -66,4 +68,13 @@ func (e *env) get(t *testing.T, plural, name string) *unstructured.Unstructured 
 		t.Fatalf("reading %s %s: %v", plural, name, err)
 	}
 	return u
+}
+
+func (e *env) createNamespace(t *testing.T, name string) {
+	t.Helper()
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
+	_, err := e.dyn.Resource(corev1.SchemeGroupVersion.WithResource("namespaces")).Create(context.Background(), ns, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
 }

@@ -7,9 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	autoscalingcrd "github.com/stowage-dev/stowage/controller/apis/autoscaling/crd"
+	autoscalingv1beta1 "github.com/stowage-dev/stowage/controller/apis/autoscaling/v1beta1"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/internal/tfcli"
 )
@@ -33,6 +36,9 @@ module "pools" {
   tags         = { team = "platform" }
   gpu_inference = {
     min_nodes = 1
+    headroom = {
+      "vllm-headroom" = { namespace = "inference", workload = "vllm" }
+    }
   }
   gpu_training = {
     enabled                   = true
@@ -68,6 +74,10 @@ output "pool_names" {
   value = module.pools.node_pool_names
 }
 
+output "buffers" {
+  value = module.pools.capacity_buffer_names
+}
+
 # The pools as values, for the controller's policy.
 data "stowage_controller_policy" "pools" {
   cluster_name   = "prod"
@@ -98,7 +108,8 @@ output "unschedulable" {
 // pattern, plans no change afterwards, and destroys everything.
 func TestNodePoolsModuleAppliesPlansCleanAndDestroys(t *testing.T) {
 	e := start(t)
-	e.InstallCRDs(t)
+	e.InstallCRDs(t, autoscalingcrd.MustCapacityBuffer())
+	e.createNamespace(t, "inference")
 	dir := root(t, "node-pools", seedPools)
 	e.tf.MustRun(t, dir, "init", "-input=false")
 	if out := e.tf.MustRun(t, dir, "validate"); !strings.Contains(out, "The configuration is valid") {
@@ -108,8 +119,8 @@ func TestNodePoolsModuleAppliesPlansCleanAndDestroys(t *testing.T) {
 		t.Errorf("terraform fmt -check: files not formatted:\n%s", out)
 	}
 	plan := e.tf.MustRun(t, dir, "plan", "-input=false", "-out=tfplan")
-	if !strings.Contains(plan, "Plan: 8 to add, 0 to change, 0 to destroy") {
-		t.Fatalf("the first plan does not add 3 classes and 5 pools:\n%s", plan)
+	if !strings.Contains(plan, "Plan: 9 to add, 0 to change, 0 to destroy") {
+		t.Fatalf("the first plan does not add 3 classes, 5 pools and a buffer:\n%s", plan)
 	}
 	e.tf.MustRun(t, dir, "apply", "-input=false", "tfplan")
 
@@ -128,6 +139,7 @@ func TestNodePoolsModuleAppliesPlansCleanAndDestroys(t *testing.T) {
 	}
 	checkSeedPattern(t, e)
 	checkPolicyPools(t, e, dir)
+	checkHeadroom(t, e, dir)
 
 	if again, err := e.tf.Run(dir, "plan", "-input=false", "-detailed-exitcode"); err != nil || !strings.Contains(again, "No changes") {
 		t.Fatalf("a plan after apply is not empty (%v):\n%s", err, again)
@@ -137,6 +149,28 @@ func TestNodePoolsModuleAppliesPlansCleanAndDestroys(t *testing.T) {
 		if left := e.list(t, plural); len(left) > 0 {
 			t.Errorf("%d %s left after destroy", len(left), plural)
 		}
+	}
+	if _, err := e.dyn.Resource(capacityBuffers).Namespace("inference").Get(context.Background(), "vllm-headroom", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the CapacityBuffer is still there after destroy (%v)", err)
+	}
+}
+
+var capacityBuffers = autoscalingv1beta1.SchemeGroupVersion.WithResource("capacitybuffers")
+
+// checkHeadroom reads back the CapacityBuffer gpu_inference.headroom asks for:
+// one replica of the vllm Deployment's shape.
+func checkHeadroom(t *testing.T, e *env, dir string) {
+	t.Helper()
+	if names := outputJSON[[]string](t, e, dir, "buffers"); !slices.Equal(names, []string{"inference/vllm-headroom"}) {
+		t.Errorf("capacity_buffer_names = %v, want [inference/vllm-headroom]", names)
+	}
+	b, err := e.dyn.Resource(capacityBuffers).Namespace("inference").Get(context.Background(), "vllm-headroom", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("reading the CapacityBuffer: %v", err)
+	}
+	ref := nested[map[string]any](b, "spec", "scalableRef")
+	if ref["apiGroup"] != "apps" || ref["kind"] != "Deployment" || ref["name"] != "vllm" || nested[int64](b, "spec", "replicas") != 1 {
+		t.Errorf("the buffer's spec is %v, want one replica of apps/Deployment vllm", b.Object["spec"])
 	}
 }
 
@@ -230,20 +264,21 @@ func checkPolicyPools(t *testing.T, e *env, dir string) {
 func TestNodePoolsModuleRefusesBadInputs(t *testing.T) {
 	e := start(t)
 	calls := map[string]string{
-		`web = { spot_weight = 10, on_demand_weight = 10 }`:               "web.spot_weight must be above web.on_demand_weight",
-		`web = { instance_families = ["c6i"] }`:                           "web.instance_families must list at least two families",
-		`gpu_inference = { instance_types = ["g5.12xlarge"] }`:            "gpu_inference.instance_types must list at least two types",
-		`gpu_training = { enabled = true }`:                               "gpu_training.enabled needs the reservations to launch into",
-		`gpu_training = { capacity_reservation_ids = ["reservation-1"] }`: "gpu_training.capacity_reservation_ids must be reservation ids",
-		`business_hours = { schedule = "9 to 5" }`:                        "business_hours.schedule must be a five-field cron expression",
-		`business_hours = { duration = "all day" }`:                       "business_hours.duration must be a duration",
-		`batch = { consolidation_policy = "WhenCheaper" }`:                "batch.consolidation_policy must be WhenEmpty, WhenEmptyOrUnderutilized or Balanced",
-		`web = { return_after = "soon" }`:                                 "web.return_after must be a duration such as 10m, or Never",
-		`web = { consolidation_min_savings = "0.15" }`:                    "web.consolidation_min_savings must be a percentage",
-		`web = { budget = "ten percent" }`:                                "web.budget and web.business_hours_budget must be node counts",
-		`gpu_inference = { business_hours_reasons = ["Consolidation"] }`:  "gpu_inference.business_hours_reasons must be among",
-		`gpu_inference = { min_nodes = 1.5 }`:                             "gpu_inference.min_nodes must be a whole number of nodes",
-		`gpu_training = { capacity_block_lead_time = "an hour" }`:         "gpu_training.capacity_block_lead_time must be a duration",
+		`web = { spot_weight = 10, on_demand_weight = 10 }`:                                            "web.spot_weight must be above web.on_demand_weight",
+		`web = { instance_families = ["c6i"] }`:                                                        "web.instance_families must list at least two families",
+		`gpu_inference = { instance_types = ["g5.12xlarge"] }`:                                         "gpu_inference.instance_types must list at least two types",
+		`gpu_training = { enabled = true }`:                                                            "gpu_training.enabled needs the reservations to launch into",
+		`gpu_training = { capacity_reservation_ids = ["reservation-1"] }`:                              "gpu_training.capacity_reservation_ids must be reservation ids",
+		`business_hours = { schedule = "9 to 5" }`:                                                     "business_hours.schedule must be a five-field cron expression",
+		`business_hours = { duration = "all day" }`:                                                    "business_hours.duration must be a duration",
+		`batch = { consolidation_policy = "WhenCheaper" }`:                                             "batch.consolidation_policy must be WhenEmpty, WhenEmptyOrUnderutilized or Balanced",
+		`web = { return_after = "soon" }`:                                                              "web.return_after must be a duration such as 10m, or Never",
+		`web = { consolidation_min_savings = "0.15" }`:                                                 "web.consolidation_min_savings must be a percentage",
+		`web = { budget = "ten percent" }`:                                                             "web.budget and web.business_hours_budget must be node counts",
+		`gpu_inference = { business_hours_reasons = ["Consolidation"] }`:                               "gpu_inference.business_hours_reasons must be among",
+		`gpu_inference = { min_nodes = 1.5 }`:                                                          "gpu_inference.min_nodes must be a whole number of nodes",
+		`gpu_inference = { headroom = { x = { namespace = "a", workload = "b", kind = "CronJob" } } }`: "gpu_inference.headroom entries must name a Deployment",
+		`gpu_training = { capacity_block_lead_time = "an hour" }`:                                      "gpu_training.capacity_block_lead_time must be a duration",
 		`zones = ["east"]`:       "zones must be availability zone names",
 		`name_prefix = "Team_A"`: "name_prefix must be empty or up to 32 lower-case letters",
 	}

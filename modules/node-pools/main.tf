@@ -164,3 +164,23 @@ resource "stowage_node_class" "gpu_training" {
     }
   }
 }
+
+# Warm room for GPU inference workloads (gpu_inference.headroom): Stowage keeps
+# nodes for that many more pods of each workload's template, on whichever pool
+# the template selects.
+resource "stowage_capacity_buffer" "gpu_inference" {
+  for_each = var.gpu_inference.enabled ? var.gpu_inference.headroom : {}
+
+  namespace      = each.value.namespace
+  name           = each.key
+  adopt_existing = var.adopt_existing
+  replicas       = each.value.replicas
+
+  scalable_ref {
+    api_group = each.value.kind == "Job" ? "batch" : "apps"
+    kind      = each.value.kind
+    name      = each.value.workload
+  }
+
+  depends_on = [stowage_node_pool.gpu_inference]
+}

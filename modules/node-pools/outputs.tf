@@ -34,3 +34,8 @@ output "policy_node_pools" {
   description = "Every enabled NodePool's name and requirements, built from this module's inputs alone, for the `node_pools` of the `stowage` module (or of a `stowage_controller_policy`): the controller may launch only for these pools, only the instance types they allow. Built without a reference to the pool resources, so that the controller's role does not depend on them and a destroy removes the pools, draining their nodes, while the controller still holds its permissions."
   value       = [for k in ["web-spot", "web-on-demand", "batch", "gpu_inference", "gpu_training"] : { name = local.pools[k].name, requirement = local.pools[k].requirement } if local.pools[k].enabled]
 }
+
+output "capacity_buffer_names" {
+  description = "The CapacityBuffers of gpu_inference.headroom, as namespace/name."
+  value       = [for b in stowage_capacity_buffer.gpu_inference : b.id]
+}

@@ -201,7 +201,11 @@ variable "gpu_inference" {
     when empty (`WhenEmpty`) so that warm, model-loaded nodes are not moved; for the same reason a node on
     on-demand is not moved back to spot unless `return_after` is set to a duration. `min_nodes` keeps that many
     nodes whatever the load (a floor consolidation never goes below); `capacity_block_lead_time` is how long before a
-    Capacity Block's end its nodes move off it (when `capacity_types` includes `reserved`).
+    Capacity Block's end its nodes move off it (when `capacity_types` includes `reserved`). `headroom` keeps warm room
+    for more replicas of GPU workloads: one CapacityBuffer (`stowage_capacity_buffer`) per entry, keyed by its name,
+    holding room for `replicas` more pods of the workload's template (a Deployment, StatefulSet, ReplicaSet or Job in
+    `namespace`), so that they start without waiting for a GPU node to boot; the cluster must serve the CapacityBuffer
+    CRD (`stowage_controller` installs it where missing) and have the namespace.
   EOT
   type = object({
     enabled                  = optional(bool, true)
@@ -221,9 +225,19 @@ variable "gpu_inference" {
     business_hours_reasons   = optional(list(string), ["Empty", "Drifted"])
     min_nodes                = optional(number, 0)
     capacity_block_lead_time = optional(string, "60m")
+    headroom = optional(map(object({
+      namespace = string
+      workload  = string
+      kind      = optional(string, "Deployment")
+      replicas  = optional(number, 1)
+    })), {})
   })
   default  = {}
   nullable = false
+  validation {
+    condition     = alltrue([for h in values(var.gpu_inference.headroom) : contains(["Deployment", "StatefulSet", "ReplicaSet", "Job"], h.kind) && h.replicas >= 1 && floor(h.replicas) == h.replicas])
+    error_message = "gpu_inference.headroom entries must name a Deployment, StatefulSet, ReplicaSet or Job (kind) and keep room for a whole number of replicas, at least 1."
+  }
   validation {
     condition     = var.gpu_inference.min_nodes >= 0 && var.gpu_inference.min_nodes <= 1000 && floor(var.gpu_inference.min_nodes) == var.gpu_inference.min_nodes
     error_message = "gpu_inference.min_nodes must be a whole number of nodes from 0 to 1000: the pool keeps that many whatever the load."

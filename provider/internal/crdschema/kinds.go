@@ -37,3 +37,8 @@ var NodeClassSpec = Spec{
 		"spec.blockDeviceMappings.ebs.snapshotID":          "Snapshot the volume starts from.",
 	},
 }
+
+// CapacityBufferSpec maps the CapacityBuffer CRD of autoscaling.x-k8s.io
+// (v1beta1): its spec is flattened, so that a buffer reads `replicas = 1`
+// and `scalable_ref { ... }`.
+var CapacityBufferSpec = Spec{Flatten: []string{"spec"}}

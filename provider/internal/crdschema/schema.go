@@ -47,7 +47,11 @@ func (n *Node) members(own map[string]schema.Attribute) (map[string]schema.Attri
 }
 
 func (n *Node) block() (schema.Block, error) {
-	attrs, blocks, err := n.members(nil)
+	src := n
+	if n.Kind == Object && !n.Required {
+		src = n.withOptionalChildren()
+	}
+	attrs, blocks, err := src.members(nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", n.Name, err)
 	}
@@ -56,6 +60,23 @@ func (n *Node) block() (schema.Block, error) {
 	}
 	return schema.ListNestedBlock{MarkdownDescription: n.Markdown(),
 		NestedObject: schema.NestedBlockObject{Attributes: attrs, Blocks: blocks}}, nil
+}
+
+// withOptionalChildren is an optional object whose fields Terraform need not
+// see set: absent, the block is null and its fields with it (Terraform would
+// otherwise require them of an absent block). A present block missing a
+// field the CRD requires fails validation against the CRD, at plan time.
+func (n *Node) withOptionalChildren() *Node {
+	out := *n
+	out.Children = make([]*Node, len(n.Children))
+	for i, c := range n.Children {
+		cc := *c
+		if cc.Required {
+			cc.Required, cc.Description = false, strings.TrimSpace(cc.Description+" Required in the block.")
+		}
+		out.Children[i] = &cc
+	}
+	return &out
 }
 
 func (n *Node) attribute() schema.Attribute {

@@ -11,9 +11,10 @@ import (
 	"k8s.io/client-go/dynamic"
 )
 
-// kindResources are the kinds the controller's manifests hold: kind ->
-// resource and whether it is namespaced. The manifests are the project's own
-// (controller/deploy and controller/apis/crds), so the table is fixed rather
+// kindResources are the kinds the controller's manifests hold, and the
+// CapacityBuffers stowage_capacity_buffer writes: kind -> resource and
+// whether it is namespaced. The kinds are the project's own choice
+// (controller/deploy, controller/apis/crds), so the table is fixed rather
 // than discovered.
 var kindResources = map[schema.GroupKind]struct {
 	resource   string
@@ -29,6 +30,7 @@ var kindResources = map[schema.GroupKind]struct {
 	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: {"clusterrolebindings", false},
 	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:               {"roles", true},
 	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:        {"rolebindings", true},
+	{Group: "autoscaling.x-k8s.io", Kind: "CapacityBuffer"}:          {"capacitybuffers", true},
 }
 
 // resourceFor is the client of an object's kind, in its namespace when it has one.
@@ -83,6 +85,20 @@ func (c *Client) GetObject(ctx context.Context, obj *unstructured.Unstructured) 
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", ObjectName(obj), err)
+	}
+	return out, nil
+}
+
+// ReplaceObject writes obj whole (an update at its resourceVersion) under
+// the provider's field manager, as Replace does for Stowage's kinds.
+func (c *Client) ReplaceObject(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	ri, err := c.resourceFor(obj)
+	if err != nil {
+		return nil, err
+	}
+	out, err := ri.Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
+	if err != nil {
+		return nil, fmt.Errorf("updating %s: %w", ObjectName(obj), err)
 	}
 	return out, nil
 }

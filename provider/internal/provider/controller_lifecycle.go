@@ -205,17 +205,18 @@ func (in installation) remove(ctx context.Context, objs []*unstructured.Unstruct
 	return nil
 }
 
-// The CapacityBuffer CRD is shared with other autoscalers (Cluster
-// Autoscaler, Karpenter) that install it themselves: stowage_controller
-// installs it, labelled, when the cluster lacks it, and leaves one without
-// its label to its owner, neither applying, comparing nor deleting it.
+// The CapacityBuffer and ProvisioningRequest CRDs are shared with other
+// autoscalers (Cluster Autoscaler, Karpenter), which install them
+// themselves: stowage_controller installs each, labelled, when the cluster
+// lacks it, and leaves one without its label to its owner, neither
+// applying, comparing nor deleting it.
 const (
 	installedByLabel = "stowage.dev/installed-by"
 	installedByValue = "stowage_controller"
 )
 
 func shared(o *unstructured.Unstructured) bool {
-	return o.GetKind() == "CustomResourceDefinition" && o.GetName() == autoscalingcrd.Name
+	return o.GetKind() == "CustomResourceDefinition" && (o.GetName() == autoscalingcrd.Name || o.GetName() == autoscalingcrd.ProvisioningRequestName)
 }
 
 func installedByUs(live *unstructured.Unstructured) bool {

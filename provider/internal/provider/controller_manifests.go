@@ -165,19 +165,22 @@ func (s controllerSettings) validateNames() map[string]string {
 
 // desiredObjects are the objects the controller's installation consists of,
 // in the order they are applied: the CRDs (Stowage's, and the CapacityBuffer
-// CRD it shares with other autoscalers, labelled as installed by it), then
-// controller/deploy's manifests with the settings in them.
+// and ProvisioningRequest CRDs it shares with other autoscalers, labelled as
+// installed by it), then controller/deploy's manifests with the settings in
+// them.
 func desiredObjects(s controllerSettings) ([]*unstructured.Unstructured, error) {
 	defs, err := crds.CRDs()
 	if err != nil {
 		return nil, err
 	}
-	buffers, err := autoscalingcrd.CapacityBuffer()
+	others, err := autoscalingcrd.Shared()
 	if err != nil {
 		return nil, err
 	}
-	buffers.Labels = map[string]string{installedByLabel: installedByValue}
-	defs = append(defs, buffers)
+	for _, d := range others {
+		d.Labels = map[string]string{installedByLabel: installedByValue}
+		defs = append(defs, d)
+	}
 	var out []*unstructured.Unstructured
 	for _, d := range defs {
 		u, err := toUnstructured(d)

@@ -31,11 +31,11 @@ func (r *objectResource) converge(ctx context.Context, c *kube.Client, desired m
 		}
 		next := applied.DeepCopy()
 		next.Object["spec"] = runtime.DeepCopyJSONValue(desired["spec"])
-		_, err := c.Replace(ctx, r.kind.plural, next)
+		_, err := r.kind.replace(ctx, c, next)
 		if err == nil || !apierrors.IsConflict(err) || attempt == 2 {
 			return err
 		}
-		if applied, err = c.Get(ctx, r.kind.plural, applied.GetName()); err != nil || applied == nil {
+		if applied, err = r.kind.get(ctx, c, keyOf(applied.Object)); err != nil || applied == nil {
 			return err
 		}
 	}

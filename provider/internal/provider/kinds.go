@@ -7,22 +7,36 @@ import (
 	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/stowage-dev/stowage/controller/apis/crds"
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/provider/internal/crdschema"
+	"github.com/stowage-dev/stowage/provider/internal/kube"
 )
 
-// kind is one Stowage kind served as a Terraform resource.
+// kind is one kind served as a Terraform resource: Stowage's cluster-scoped
+// kinds, and the namespaced CapacityBuffer of autoscaling.x-k8s.io.
 type kind struct {
 	typeName    string // after "stowage_"
 	kind        string
 	plural      string
 	description string
 	spec        crdschema.Spec
+	// apiVersion is the objects'; stowage.dev/v1alpha1 when empty.
+	apiVersion string
+	// namespaced kinds' objects live in a namespace: a namespace attribute,
+	// and namespace/name as id and import id.
+	namespaced bool
+	// crd is the kind's CRD with the one version the schema is built from;
+	// the embedded Stowage CRD of the kind when nil.
+	crd func() (*apiextensionsv1.CustomResourceDefinition, error)
 	// goValidate runs the API types' Validate (after SetDefaults) on an object's JSON.
 	goValidate func(obj map[string]any) (field.ErrorList, error)
 	// own are the provider's attributes beyond the object's fields.
@@ -92,7 +106,11 @@ func decodeTyped(obj map[string]any, into any) error {
 // load builds the schema tree and compiles the CRD's rules, once.
 func (k *kind) load() (*crdschema.Node, *crdschema.Admission, error) {
 	k.once.Do(func() {
-		crd, err := findCRD(k.kind)
+		find := k.crd
+		if find == nil {
+			find = func() (*apiextensionsv1.CustomResourceDefinition, error) { return findCRD(k.kind) }
+		}
+		crd, err := find()
 		if err != nil {
 			k.err = err
 			return
@@ -100,6 +118,9 @@ func (k *kind) load() (*crdschema.Node, *crdschema.Admission, error) {
 		extra := []*crdschema.Node{
 			{Name: "id", Kind: crdschema.String},
 			{Name: "name", Kind: crdschema.String, JSON: []string{"metadata", "name"}, Required: true},
+		}
+		if k.namespaced {
+			extra = append(extra, &crdschema.Node{Name: "namespace", Kind: crdschema.String, JSON: []string{"metadata", "namespace"}, Required: true})
 		}
 		if k.root, k.err = crdschema.Build(crd, k.spec, append(extra, k.own...)...); k.err != nil {
 			return
@@ -131,9 +152,14 @@ func (k *kind) problems(ctx context.Context, d *crdschema.Decoded) []crdschema.P
 	}
 	obj := k.object(d.Object)
 	var goErrs field.ErrorList
-	name, _ := obj["metadata"].(map[string]any)["name"].(string)
-	for _, msg := range validation.IsDNS1123Subdomain(name) {
-		goErrs = append(goErrs, field.Invalid(field.NewPath("metadata", "name"), name, msg))
+	key := keyOf(obj)
+	for _, msg := range validation.IsDNS1123Subdomain(key.name) {
+		goErrs = append(goErrs, field.Invalid(field.NewPath("metadata", "name"), key.name, msg))
+	}
+	if k.namespaced {
+		for _, msg := range validation.IsDNS1123Label(key.namespace) {
+			goErrs = append(goErrs, field.Invalid(field.NewPath("metadata", "namespace"), key.namespace, msg))
+		}
 	}
 	// Both validations see the object as the API server would store it, defaults filled.
 	obj = runtime.DeepCopyJSON(obj)
@@ -161,7 +187,10 @@ func (k *kind) problems(ctx context.Context, d *crdschema.Decoded) []crdschema.P
 
 // object completes an object's JSON with its apiVersion and kind.
 func (k *kind) object(obj map[string]any) map[string]any {
-	obj["apiVersion"] = v1alpha1.SchemeGroupVersion.String()
+	obj["apiVersion"] = k.apiVersion
+	if k.apiVersion == "" {
+		obj["apiVersion"] = v1alpha1.SchemeGroupVersion.String()
+	}
 	obj["kind"] = k.kind
 	if _, ok := obj["metadata"].(map[string]any); !ok {
 		obj["metadata"] = map[string]any{}
@@ -170,4 +199,77 @@ func (k *kind) object(obj map[string]any) map[string]any {
 		obj["spec"] = map[string]any{}
 	}
 	return obj
+}
+
+// objectKey names one object: its namespace (a namespaced kind's only) and name.
+type objectKey struct{ namespace, name string }
+
+// String is the key as ids and import blocks spell it: namespace/name, or name.
+func (k objectKey) String() string {
+	if k.namespace == "" {
+		return k.name
+	}
+	return k.namespace + "/" + k.name
+}
+
+// keyOf reads an object's key from its JSON.
+func keyOf(obj map[string]any) objectKey {
+	meta, _ := obj["metadata"].(map[string]any)
+	name, _ := meta["name"].(string)
+	namespace, _ := meta["namespace"].(string)
+	return objectKey{namespace: namespace, name: name}
+}
+
+// ref is the object a key names, for the client's namespaced calls.
+func (k *kind) ref(key objectKey) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: k.object(map[string]any{})}
+	u.SetNamespace(key.namespace)
+	u.SetName(key.name)
+	return u
+}
+
+// get reads the object a key names; nil when it does not exist.
+func (k *kind) get(ctx context.Context, c *kube.Client, key objectKey) (*unstructured.Unstructured, error) {
+	if !k.namespaced {
+		return c.Get(ctx, k.plural, key.name)
+	}
+	return c.GetObject(ctx, k.ref(key))
+}
+
+// apply writes obj with server-side apply.
+func (k *kind) apply(ctx context.Context, c *kube.Client, obj map[string]any) (*unstructured.Unstructured, error) {
+	if !k.namespaced {
+		return c.Apply(ctx, k.plural, obj)
+	}
+	out, err := c.ApplyObject(ctx, &unstructured.Unstructured{Object: obj}, false)
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("%w: the cluster serves no %s.%s, or has no namespace %s: install the CRD (stowage_controller does "+
+			"where it is missing; reference it with depends_on) and create the namespace, then apply again", err, k.plural,
+			schema.FromAPIVersionAndKind(k.apiVersion, k.kind).Group, keyOf(obj).namespace)
+	}
+	return out, err
+}
+
+// replace writes obj whole.
+func (k *kind) replace(ctx context.Context, c *kube.Client, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if !k.namespaced {
+		return c.Replace(ctx, k.plural, obj)
+	}
+	return c.ReplaceObject(ctx, obj)
+}
+
+// remove deletes the object a key names; one already gone is not an error.
+// A namespaced object is deleted in the foreground (DeleteObject), and
+// waited for until the garbage collector has removed it.
+func (k *kind) remove(ctx context.Context, c *kube.Client, key objectKey) error {
+	if !k.namespaced {
+		return c.Delete(ctx, k.plural, key.name)
+	}
+	if err := c.DeleteObject(ctx, k.ref(key)); err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, pollInterval, goneTimeout, true, func(ctx context.Context) (bool, error) {
+		live, err := k.get(ctx, c, key)
+		return live == nil, err
+	})
 }

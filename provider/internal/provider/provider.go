@@ -66,7 +66,7 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 
 // Resources lists the resources.
 func (p *Provider) Resources(context.Context) []func() resource.Resource {
-	return []func() resource.Resource{newNodePoolResource, newNodeClassResource, newNodeRoleResource, newControllerRoleResource, newControllerResource, newQueueResource, newHandlerResource, newSpotRoleResource}
+	return []func() resource.Resource{newNodePoolResource, newNodeClassResource, newCapacityBufferResource, newNodeRoleResource, newControllerRoleResource, newControllerResource, newQueueResource, newHandlerResource, newSpotRoleResource}
 }
 
 // DataSources lists the data sources.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -61,6 +62,12 @@ func (r *objectResource) ownAttributes() map[string]schema.Attribute {
 		"name": schema.StringAttribute{Required: true, MarkdownDescription: fmt.Sprintf("Name of the %s, a DNS subdomain "+
 			"such as `web-spot`. Changing it replaces the %s.", r.kind.kind, r.kind.kind),
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
+	}
+	if r.kind.namespaced {
+		attrs["id"] = schema.StringAttribute{Computed: true, MarkdownDescription: "The object's namespace/name."}
+		attrs["namespace"] = schema.StringAttribute{Required: true, MarkdownDescription: fmt.Sprintf("Namespace of the %[1]s, "+
+			"which must exist. Changing it replaces the %[1]s.", r.kind.kind),
+			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}}
 	}
 	attrs["adopt_existing"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 		MarkdownDescription: fmt.Sprintf("Lets the create take over a %[1]s of the same name that already exists in the cluster "+
@@ -144,7 +151,7 @@ func (r *objectResource) apply(ctx context.Context, plan tftypes.Value, diags *d
 		return false
 	}
 	desired := r.kind.object(d.Object)
-	applied, err := c.Apply(ctx, r.kind.plural, runtime.DeepCopyJSON(desired))
+	applied, err := r.kind.apply(ctx, c, runtime.DeepCopyJSON(desired))
 	if err == nil {
 		err = r.converge(ctx, c, desired, applied)
 	}
@@ -175,8 +182,8 @@ func (r *objectResource) Read(ctx context.Context, req resource.ReadRequest, res
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	name, _ := prior.Object["metadata"].(map[string]any)["name"].(string)
-	obj, err := c.Get(ctx, r.kind.plural, name)
+	key := keyOf(prior.Object)
+	obj, err := r.kind.get(ctx, c, key)
 	if err != nil {
 		resp.Diagnostics.AddError("Reading the "+r.kind.kind, err.Error())
 		return
@@ -191,7 +198,7 @@ func (r *objectResource) Read(ctx context.Context, req resource.ReadRequest, res
 	} else {
 		admission.PruneImported(root, obj.Object, writtenFields(obj))
 	}
-	extra := map[string]tftypes.Value{"id": tftypes.NewValue(tftypes.String, name)}
+	extra := map[string]tftypes.Value{"id": tftypes.NewValue(tftypes.String, key.String())}
 	for _, own := range r.kind.own {
 		extra[own.Name] = boolOr(req.State.Raw, own.Name, false)
 	}
@@ -207,6 +214,12 @@ func (r *objectResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	d := r.decode(req.State.Raw, &resp.Diagnostics)
 	c := r.client(ctx, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
+		return
+	}
+	if r.kind.namespaced { // nothing runs on a CapacityBuffer: it goes at once
+		if err := r.kind.remove(ctx, c, keyOf(d.Object)); err != nil {
+			resp.Diagnostics.AddError("Deleting the "+r.kind.kind, err.Error())
+		}
 		return
 	}
 	name, _ := d.Object["metadata"].(map[string]any)["name"].(string)
@@ -225,7 +238,17 @@ func (r *objectResource) Delete(ctx context.Context, req resource.DeleteRequest,
 }
 
 func (r *objectResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
+	name := req.ID
+	if r.kind.namespaced {
+		namespace, n, ok := strings.Cut(req.ID, "/")
+		if !ok || namespace == "" || n == "" || strings.Contains(n, "/") {
+			resp.Diagnostics.AddError("Invalid import id", fmt.Sprintf("%q: import a %s by namespace/name, e.g. inference/vllm-headroom", req.ID, r.kind.kind))
+			return
+		}
+		name = n
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), namespace)...)
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
 }
 

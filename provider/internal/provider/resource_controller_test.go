@@ -242,6 +242,10 @@ func checkUninstalled(*terraform.State) error {
 			_, err := bed.dyn.Resource(crdResource).Get(ctx, autoscalingcrd.Name, metav1.GetOptions{})
 			return err
 		},
+		func() error { // likewise
+			_, err := bed.dyn.Resource(crdResource).Get(ctx, autoscalingcrd.ProvisioningRequestName, metav1.GetOptions{})
+			return err
+		},
 	} {
 		if err := probe(); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("an object of the controller is still there (%v)", err)

@@ -53,7 +53,11 @@ func (r *objectResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	if resp.Diagnostics.HasError() || name.IsUnknown() || r.access == nil {
 		return
 	}
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), name)...)
+	if key, _ := r.keyAndAdopt(req.Plan.Raw); !r.kind.namespaced {
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), name)...)
+	} else if key.namespace != "" {
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), key.String())...)
+	}
 	if !req.State.Raw.IsNull() {
 		r.keepEquivalentSpellings(req.State.Raw, resp)
 	}
@@ -74,8 +78,8 @@ func (r *objectResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	if r.kind == nodePoolKind {
 		r.planRename(ctx, c, req.State.Raw, resp)
 	}
-	if resp.Diagnostics.HasError() || resp.Plan.Raw.Equal(req.State.Raw) || !resp.Plan.Raw.IsFullyKnown() {
-		return
+	if resp.Diagnostics.HasError() || resp.Plan.Raw.Equal(req.State.Raw) || !resp.Plan.Raw.IsFullyKnown() || r.kind.namespaced {
+		return // a CapacityBuffer drifts no node
 	}
 	r.warnDrift(ctx, c, req.State.Raw, resp)
 }

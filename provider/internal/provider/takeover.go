@@ -27,22 +27,22 @@ const goneTimeout = 2 * time.Minute
 // judge: it is the old half of a `terraform apply -replace`, or an object of
 // a lost state, which Create refuses in turn.
 func (r *objectResource) refuseTakeover(ctx context.Context, c *kube.Client, plan tftypes.Value, diags *diag.Diagnostics) {
-	name, adopt := r.nameAndAdopt(plan)
-	if adopt || name == "" {
+	key, adopt := r.keyAndAdopt(plan)
+	if adopt || key.name == "" || (r.kind.namespaced && key.namespace == "") {
 		return
 	}
-	obj, err := c.Get(ctx, r.kind.plural, name)
+	obj, err := r.kind.get(ctx, c, key)
 	if err != nil || obj == nil || slices.Contains(managers(obj), kube.FieldManager) {
 		return // without the cluster, Create checks
 	}
-	diags.AddAttributeError(path.Root("name"), fmt.Sprintf("%s %s already exists", r.kind.kind, name), r.takeoverDetail(obj))
+	diags.AddAttributeError(path.Root("name"), fmt.Sprintf("%s %s already exists", r.kind.kind, key), r.takeoverDetail(obj))
 }
 
 // checkCreate runs before Create writes: an object of the name that is being
 // deleted is waited for; one that stands is refused unless adopted.
 func (r *objectResource) checkCreate(ctx context.Context, c *kube.Client, plan tftypes.Value, diags *diag.Diagnostics) {
-	name, adopt := r.nameAndAdopt(plan)
-	obj, err := c.Get(ctx, r.kind.plural, name)
+	key, adopt := r.keyAndAdopt(plan)
+	obj, err := r.kind.get(ctx, c, key)
 	if err != nil {
 		diags.AddError("Reading the "+r.kind.kind, err.Error())
 		return
@@ -51,21 +51,21 @@ func (r *objectResource) checkCreate(ctx context.Context, c *kube.Client, plan t
 		return
 	}
 	if obj.GetDeletionTimestamp() == nil {
-		diags.AddAttributeError(path.Root("name"), fmt.Sprintf("%s %s already exists", r.kind.kind, name), r.takeoverDetail(obj))
+		diags.AddAttributeError(path.Root("name"), fmt.Sprintf("%s %s already exists", r.kind.kind, key), r.takeoverDetail(obj))
 		return
 	}
 	err = wait.PollUntilContextTimeout(ctx, pollInterval, goneTimeout, true, func(ctx context.Context) (bool, error) {
-		live, err := c.Get(ctx, r.kind.plural, name)
+		live, err := r.kind.get(ctx, c, key)
 		return live == nil, err
 	})
 	if err != nil {
-		diags.AddError(fmt.Sprintf("%s %s is still being deleted", r.kind.kind, name),
+		diags.AddError(fmt.Sprintf("%s %s is still being deleted", r.kind.kind, key),
 			fmt.Sprintf("waiting for the %s being deleted to be gone before creating its successor: %v", r.kind.kind, err))
 	}
 }
 
 func (r *objectResource) takeoverDetail(obj *unstructured.Unstructured) string {
-	name := obj.GetName()
+	name := keyOf(obj.Object).String()
 	by := "another tool"
 	if m := managers(obj); len(m) > 0 {
 		by = strings.Join(m, ", ")
@@ -77,6 +77,19 @@ func (r *objectResource) takeoverDetail(obj *unstructured.Unstructured) string {
 		"  import {\n    to = %[4]s\n    id = %[2]q\n  }\n\n"+
 		"or with `terraform import %[4]s %[2]s`. To take it over with this configuration's fields instead, set "+
 		"adopt_existing = true. Or give this %[1]s another name.", r.kind.kind, name, by, addr)
+}
+
+// keyAndAdopt reads namespace, name and adopt_existing from a planned value.
+func (r *objectResource) keyAndAdopt(v tftypes.Value) (objectKey, bool) {
+	name, adopt := r.nameAndAdopt(v)
+	key := objectKey{name: name}
+	var attrs map[string]tftypes.Value
+	if r.kind.namespaced && v.As(&attrs) == nil {
+		if ns, ok := attrs["namespace"]; ok && ns.IsKnown() && !ns.IsNull() {
+			_ = ns.As(&key.namespace)
+		}
+	}
+	return key, adopt
 }
 
 // nameAndAdopt reads name and adopt_existing from a planned value.
