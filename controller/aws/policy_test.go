@@ -103,7 +103,7 @@ func TestTheGeneratedPolicyAllowsEveryCallAndNothingUnused(t *testing.T) {
 	checkAgainstTheReference(t)
 	var mu sync.Mutex
 	authorized := map[string]bool{}
-	e := newEnv(t, awsemu.SmallCatalogue(), 3)
+	e := newEnv(t, awsemu.SmallCatalogue(), 3, withZonalShifts)
 	e.nc.Spec.CapacityReservationSelectorTerms = []v1alpha1.CapacityReservationSelectorTerm{{Tags: map[string]string{"team": "ml"}}}
 	// A data volume from the account's own snapshot, beside the image's root volume.
 	e.nc.Spec.BlockDeviceMappings = []v1alpha1.BlockDeviceMapping{{DeviceName: awssdk.String("/dev/xvda"), RootVolume: true},

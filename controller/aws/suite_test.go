@@ -68,7 +68,6 @@ func newEnv(t testing.TB, types []awsemu.InstanceTypeSpec, zones int, options ..
 		Region:            "us-east-1",
 		KubernetesVersion: k8sVersion,
 		Clock:             e.clk,
-		ClusterARN:        clusterARN,
 	}
 	for _, o := range options {
 		o(&cfg, &e.opts)

@@ -21,7 +21,8 @@ import (
 // does the same until AWS completes it.
 func TestZonalShiftKeepsLaunchesOutOfTheZoneUntilItEnds(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
-	e := newEnv(t, awsemu.SmallCatalogue(), 3, func(c *awsemu.Config, o *stowaws.Options) { c.Clock, o.Clock = clk, clk })
+	e := newEnv(t, awsemu.SmallCatalogue(), 3, withZonalShifts,
+		func(c *awsemu.Config, o *stowaws.Options) { c.Clock, o.Clock = clk, clk })
 	e.emu.StartZonalShift(clusterARN, "use1-az1", "practice run", time.Hour)
 	e.emu.StartZonalShift("arn:aws:eks:us-east-1:123456789012:cluster/other", "use1-az2", "", time.Hour)
 	refresh := func() {
@@ -66,6 +67,10 @@ func TestZonalShiftKeepsLaunchesOutOfTheZoneUntilItEnds(t *testing.T) {
 	refresh()
 	checkZonesAvailable(t, e, map[string]bool{"us-east-1a": true, "us-east-1b": true, "us-east-1c": true}, "")
 }
+
+// withZonalShifts names the cluster's ARN, which turns zonal shift awareness
+// on (Start then runs a third loop, which the loop tests do not expect).
+func withZonalShifts(_ *awsemu.Config, o *stowaws.Options) { o.ClusterARN = clusterARN }
 
 // checkZonesAvailable checks, per zone, whether the pool's catalogue offers
 // any available offering there, and that the offerings of a zone that has
