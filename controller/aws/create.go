@@ -210,9 +210,10 @@ func (c *CloudProvider) chooseCapacityType(candidates []*cloudprovider.InstanceT
 }
 
 // usable: the class has a subnet in the offering's zone, the cluster is not
-// shifted away from it (ARC), the claim allows the zone, and now (not when the types were listed, as a Create's earlier fleets
-// may have changed it) the shortage memory does not avoid the offering and its
-// reservation, if any, has room.
+// shifted away from it (ARC), the claim allows the zone, and now (not when
+// the types were listed, as a Create's earlier fleets may have changed it)
+// the shortage memory does not avoid the offering and its reservation, if
+// any, has room.
 func (c *CloudProvider) usable(name string, o cloudprovider.Offering, reqs scheduling.Requirements, zones map[string]subnet.Subnet) bool {
 	sn, hasSubnet := zones[o.Zone]
 	return hasSubnet && !c.shifts.shifted(sn.ZoneID) && reqs.Get(corev1.LabelTopologyZone).Has(o.Zone) &&
