@@ -48,7 +48,9 @@ BENCHMARKS=(
 
 # The scale envelope's long cases, which `make soak` runs (BENCH_SET=soak):
 # a simulated day at 10,000 nodes and 150,000 pods, one consolidation round
-# over 30,000 nodes, and the bed stepped up until a stop rule holds.
+# over 30,000 nodes, and the bed stepped up until a stop rule holds. A machine
+# that cannot afford the whole day replays its first hours:
+# `go test -run '^$' -bench '^BenchmarkSimulateDay$/^day-150k$' -benchtime 1x -timeout 600m ./controller/simulate/ -args -simulate.hours=2`.
 SOAK_BENCHMARKS=(
 	"./controller/simulate/ | ^BenchmarkSimulateDay$/^day-150k$ | 1x | 600m | BENCH simulate=day-150k"
 	"./controller/simulate/ | ^BenchmarkSimulateZoneOutage$/^zone-outage-3k$ | 1x | 300m | BENCH simulate=zone-outage"

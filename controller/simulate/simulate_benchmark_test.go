@@ -1,6 +1,7 @@
 package simulate_test
 
 import (
+	"flag"
 	"fmt"
 	"slices"
 	"syscall"
@@ -12,6 +13,10 @@ import (
 	"github.com/stowage-dev/stowage/internal/peakheap"
 )
 
+// dayHours cuts each day short, for a machine that cannot afford a whole one:
+// the first dayHours hours of the day are replayed, and the BENCH line says so.
+var dayHours = flag.Float64("simulate.hours", 24, "replay only the first `hours` of each BenchmarkSimulateDay case")
+
 // BenchmarkSimulateDay replays a 24-hour scenario per case and prints its
 // BENCH line with the process CPU time of the run and the most heap the run
 // occupied: day-10k peaks near 500 nodes and 10,000 pods (make bench),
@@ -20,6 +25,10 @@ func BenchmarkSimulateDay(b *testing.B) {
 	for _, name := range []string{"day-10k", "day-150k"} {
 		b.Run(name, func(b *testing.B) {
 			s := readScenario(b, "testdata/"+name+".yaml")
+			if h := time.Duration(*dayHours * float64(time.Hour)); h < s.Spec.Duration.Duration {
+				s.Spec.Duration.Duration = h
+			}
+			hours := s.Spec.Duration.Hours()
 			for range b.N {
 				heap := peakheap.Start(10 * time.Millisecond)
 				before := cpuSeconds(b)
@@ -27,8 +36,8 @@ func BenchmarkSimulateDay(b *testing.B) {
 				cpu := cpuSeconds(b) - before
 				peak := heap.Stop()
 				st := system(b, r, simulate.SystemStowage)
-				fmt.Printf("BENCH simulate=%s hours=24 peak_nodes=%d pods_started=%d max_pending=%d cost=%.2f cpu_seconds=%.3f peak_heap_mib=%.0f\n",
-					name, slices.Max(st.Series.NodesTotal()), started(st.Tiers), slices.Max(st.Series.PendingTotal()), st.TotalCost, cpu, peak)
+				fmt.Printf("BENCH simulate=%s hours=%g peak_nodes=%d pods_started=%d max_pending=%d cost=%.2f cpu_seconds=%.3f peak_heap_mib=%.0f\n",
+					name, hours, slices.Max(st.Series.NodesTotal()), started(st.Tiers), slices.Max(st.Series.PendingTotal()), st.TotalCost, cpu, peak)
 			}
 		})
 	}

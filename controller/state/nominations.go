@@ -1,6 +1,7 @@
 package state
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"time"
@@ -60,8 +61,10 @@ func (c *Cluster) LapseNominations() ([]*corev1.Pod, time.Time) {
 	var lapsed []*corev1.Pod
 	var next time.Time
 	changed := false
-	for _, k := range slices.Sorted(maps.Keys(c.nominations)) {
-		nom := c.nominations[k]
+	// In map order, sorting only what lapsed: this runs whenever nodes
+	// change, over every nomination of a burst, and nothing else it does
+	// depends on the order.
+	for k, nom := range c.nominations {
 		if p, ok := c.pods[k]; ok && p.Spec.NodeName != "" {
 			continue // a pod's next home while its node drains: it has a node
 		}
@@ -82,6 +85,7 @@ func (c *Cluster) LapseNominations() ([]*corev1.Pod, time.Time) {
 			lapsed = append(lapsed, p)
 		}
 	}
+	slices.SortFunc(lapsed, func(a, b *corev1.Pod) int { return cmp.Compare(key(a), key(b)) })
 	ended, until := c.endNominatedWindows(now)
 	if changed || ended {
 		c.gen++

@@ -94,15 +94,10 @@ func (e *Emulator) archOf(instanceType string) string {
 
 func (e *Emulator) describeInstances(p params) (any, *APIError) {
 	ids := p.strings("InstanceId")
-	all := e.describable(ids)
 	fs := p.filters()
-	var matched []Instance
-	for _, in := range all {
-		if !matchLazy(fs, func() map[string]string { return instanceFields(in) }, in.Tags) {
-			continue
-		}
-		matched = append(matched, in)
-	}
+	matched := e.describable(ids, func(in *Instance) bool {
+		return matchLazy(fs, func() map[string]string { return instanceFields(*in) }, in.Tags)
+	})
 	if len(ids) > 0 && len(matched) < len(ids) {
 		return nil, &APIError{"InvalidInstanceID.NotFound", "The instance IDs " + strconv.Quote(ids[0]) + " ... do not exist"}
 	}
@@ -121,16 +116,20 @@ func (e *Emulator) describeInstances(p params) (any, *APIError) {
 }
 
 // describable returns copies of the visible instances ids name (every one
-// when none), in launch order. A single id is looked up rather than searched
-// for: a controller's Get of one instance must not scan a fleet of thousands.
-func (e *Emulator) describable(ids []string) []Instance {
+// when none) that match, in launch order. A single id is looked up rather
+// than searched for: a controller's Get of one instance must not scan a fleet
+// of thousands. Only matches are copied: a search by tag (a launch's check
+// for its claim's instance) must not copy the whole fleet.
+func (e *Emulator) describable(ids []string, match func(*Instance) bool) []Instance {
 	if len(ids) != 1 || strings.ContainsAny(ids[0], "*?") {
-		return e.instancesWhere(func(in *Instance) bool { return (len(ids) == 0 || matchValue(ids, in.ID)) && e.visibleLocked(in) })
+		return e.instancesWhere(func(in *Instance) bool {
+			return (len(ids) == 0 || matchValue(ids, in.ID)) && e.visibleLocked(in) && match(in)
+		})
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.advanceLocked()
-	if in, ok := e.instances[ids[0]]; ok && e.visibleLocked(in) {
+	if in, ok := e.instances[ids[0]]; ok && e.visibleLocked(in) && match(in) {
 		return []Instance{in.clone()}
 	}
 	return nil

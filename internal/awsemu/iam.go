@@ -14,12 +14,15 @@ type iamState struct {
 	users    map[string]*iamUser       // name -> user (iam_users.go)
 	customer map[string]*managedPolicy // ARN -> the account's own managed policy
 	spotRole bool                      // AWSServiceRoleForEC2Spot exists (iam_spot_role.go)
+	// parsed is identity policy document -> its parse, which every
+	// authorization reads: policies never change once parsed
+	parsed map[string]*policy
 }
 
 func newIAMState() iamState {
 	return iamState{roles: map[string]*iamRole{}, profiles: map[string]*InstanceProfile{},
 		oidc: map[string]*oidcProvider{}, sessions: map[string]*roleSession{}, users: map[string]*iamUser{},
-		customer: map[string]*managedPolicy{}}
+		customer: map[string]*managedPolicy{}, parsed: map[string]*policy{}}
 }
 
 // InstanceProfile is an emulated IAM instance profile.

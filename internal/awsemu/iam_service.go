@@ -74,7 +74,7 @@ func (e *Emulator) identityPoliciesLocked(r *iamRole) []*policy {
 func (e *Emulator) policiesLocked(inline map[string]string, attached []string) []*policy {
 	var out []*policy
 	add := func(doc string) {
-		if p, err := parsePolicy(doc, identityPolicy); err == nil {
+		if p := e.identityPolicyLocked(doc); p != nil {
 			out = append(out, p)
 		}
 	}
@@ -88,6 +88,26 @@ func (e *Emulator) policiesLocked(inline map[string]string, attached []string) [
 	}
 	return out
 }
+
+// identityPolicyLocked is an identity policy document parsed, once per
+// document: nil for one that does not parse.
+func (e *Emulator) identityPolicyLocked(doc string) *policy {
+	if p, ok := e.iam.parsed[doc]; ok {
+		return p
+	}
+	if len(e.iam.parsed) >= maxParsedPolicies {
+		clear(e.iam.parsed) // documents that came and went; keep the cache bounded
+	}
+	p, err := parsePolicy(doc, identityPolicy)
+	if err != nil {
+		p = nil
+	}
+	e.iam.parsed[doc] = p
+	return p
+}
+
+// maxParsedPolicies bounds the parsed identity policies kept.
+const maxParsedPolicies = 4096
 
 // executionRoleLocked is the execution role of a mapping's function.
 func (e *Emulator) executionRoleLocked(m *mapping) string {

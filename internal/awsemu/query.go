@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -129,6 +130,10 @@ func matchTags(f filter, tags map[string]string) (handled, ok bool) {
 		return true, has && matchValue(f.values, v)
 	}
 	if f.name == "tag-key" {
+		if !slices.ContainsFunc(f.values, func(v string) bool { return strings.ContainsAny(v, "*?") }) {
+			// Exact keys are looked up: every instance of a fleet is filtered by them.
+			return true, slices.ContainsFunc(f.values, func(v string) bool { _, has := tags[v]; return has })
+		}
 		for k := range tags {
 			if matchValue(f.values, k) {
 				return true, true

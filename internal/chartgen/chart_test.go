@@ -30,7 +30,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	autoscalingcrd "github.com/stowage-dev/stowage/controller/apis/autoscaling/crd"
 	"github.com/stowage-dev/stowage/controller/apis/crds"
 	"github.com/stowage-dev/stowage/controller/deploy"
 	"github.com/stowage-dev/stowage/internal/chartgen"
@@ -121,7 +120,7 @@ func manifestSettings(t *testing.T) map[string]any {
 // CRDs.
 func TestTheChartIsTheProvidersManifests(t *testing.T) {
 	got := byKey(t, render(t, manifestSettings(t)))
-	checkCapacityBufferCRD(t, got)
+	checkSharedCRDs(t, got)
 	ms, err := deploy.Manifests()
 	if err != nil {
 		t.Fatal(err)
@@ -311,24 +310,30 @@ func TestThePackageIsReproducible(t *testing.T) {
 	}
 }
 
-// checkCapacityBufferCRD takes the CapacityBuffer CRD out of the rendered
-// objects and holds it against Cluster Autoscaler's file, kept on uninstall:
-// rendered where the cluster has none, as in a client-side dry run.
-func checkCapacityBufferCRD(t *testing.T, got map[string]map[string]any) {
+// checkSharedCRDs takes the shared CRDs out of the rendered objects and
+// holds each against Cluster Autoscaler's file, kept on uninstall: rendered
+// where the cluster has none, as in a client-side dry run.
+func checkSharedCRDs(t *testing.T, got map[string]map[string]any) {
 	t.Helper()
-	key := "*v1.CustomResourceDefinition /" + autoscalingcrd.Name
-	rendered, ok := got[key]
-	if !ok {
-		t.Fatalf("the chart does not render the CapacityBuffer CRD on a cluster without it: %v", slices.Sorted(maps.Keys(got)))
-	}
-	delete(got, key)
-	delete(rendered, "status") // the typed decoding's empty status
-	var want map[string]any
-	if err := yaml.UnmarshalStrict(autoscalingcrd.Raw(), &want); err != nil {
-		t.Fatal(err)
-	}
-	want["metadata"].(map[string]any)["annotations"].(map[string]any)[chartgen.CapacityBufferPolicy] = "keep"
-	if !reflect.DeepEqual(rendered, normal(t, want)) {
-		t.Errorf("the rendered CapacityBuffer CRD is not Cluster Autoscaler's with helm's keep policy")
+	for _, shared := range chartgen.SharedCRDs() {
+		key := "*v1.CustomResourceDefinition /" + shared.Name
+		rendered, ok := got[key]
+		if !ok {
+			t.Fatalf("the chart does not render the %s CRD on a cluster without it: %v", shared.Kind, slices.Sorted(maps.Keys(got)))
+		}
+		delete(got, key)
+		delete(rendered, "status") // the typed decoding's empty status
+		var want map[string]any
+		if err := yaml.UnmarshalStrict(shared.Raw, &want); err != nil {
+			t.Fatal(err)
+		}
+		meta := want["metadata"].(map[string]any)
+		if meta["annotations"] == nil {
+			meta["annotations"] = map[string]any{}
+		}
+		meta["annotations"].(map[string]any)[chartgen.ResourcePolicy] = "keep"
+		if !reflect.DeepEqual(rendered, normal(t, want)) {
+			t.Errorf("the rendered %s CRD is not Cluster Autoscaler's with helm's keep policy", shared.Kind)
+		}
 	}
 }

@@ -27,13 +27,14 @@ import (
 
 var crdResource = apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")
 
-// TestChartInstallsTheCapacityBufferCRDOnlyWhereMissing installs the chart
-// with helm's Go SDK on an API server alone (no controller runs: only the
-// CRDs are looked at): on a cluster without the CapacityBuffer CRD the
-// install creates it, and helm's uninstall keeps it, as it keeps every CRD of
-// crds/; on a cluster where Cluster Autoscaler installed it (here with a
-// label of its own) the install leaves it untouched.
-func TestChartInstallsTheCapacityBufferCRDOnlyWhereMissing(t *testing.T) {
+// TestChartInstallsTheSharedCRDsOnlyWhereMissing installs the chart with
+// helm's Go SDK on an API server alone (no controller runs: only the CRDs
+// are looked at): on a cluster without the CapacityBuffer and
+// ProvisioningRequest CRDs the install creates them, and helm's uninstall
+// keeps them, as it keeps every CRD of crds/; on a cluster where Cluster
+// Autoscaler installed them (here with a label of its own) the install
+// leaves them untouched.
+func TestChartInstallsTheSharedCRDsOnlyWhereMissing(t *testing.T) {
 	ctx := context.Background()
 	cp, err := testenv.StartControlPlane(ctx, testenv.Options{})
 	if err != nil {
@@ -47,41 +48,54 @@ func TestChartInstallsTheCapacityBufferCRDOnlyWhereMissing(t *testing.T) {
 	cfg := bareHelmConfig(t, cp.KubeconfigPath)
 
 	installChart(t, cfg, "first")
-	crd, err := dyn.Resource(crdResource).Get(ctx, autoscalingcrd.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("the install did not create the CapacityBuffer CRD: %v", err)
+	for _, shared := range chartgen.SharedCRDs() {
+		if _, err := dyn.Resource(crdResource).Get(ctx, shared.Name, metav1.GetOptions{}); err != nil {
+			t.Fatalf("the install did not create the %s CRD: %v", shared.Kind, err)
+		}
 	}
 	uninstall := action.NewUninstall(cfg)
 	uninstall.WaitStrategy = kube.HookOnlyStrategy
 	if _, err := uninstall.Run("first"); err != nil {
 		t.Fatalf("helm uninstall: %v", err)
 	}
-	if _, err := dyn.Resource(crdResource).Get(ctx, crd.GetName(), metav1.GetOptions{}); err != nil {
-		t.Fatalf("helm uninstall removed the CapacityBuffer CRD of crds/, which helm keeps: %v", err)
+	for _, shared := range chartgen.SharedCRDs() {
+		if _, err := dyn.Resource(crdResource).Get(ctx, shared.Name, metav1.GetOptions{}); err != nil {
+			t.Fatalf("helm uninstall removed the %s CRD, which helm keeps: %v", shared.Kind, err)
+		}
+		deleteCRD(t, dyn, shared.Name)
 	}
-	deleteCRD(t, dyn, autoscalingcrd.Name)
 
-	theirs := autoscalingcrd.MustCapacityBuffer()
-	theirs.Labels = map[string]string{"app.kubernetes.io/managed-by": "cluster-autoscaler"}
-	if _, err := envtest.InstallCRDs(cp.Config, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{theirs}}); err != nil {
-		t.Fatalf("installing Cluster Autoscaler's CRD: %v", err)
-	}
-	before, err := dyn.Resource(crdResource).Get(ctx, autoscalingcrd.Name, metav1.GetOptions{})
+	theirs, err := autoscalingcrd.Shared()
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, crd := range theirs {
+		crd.Labels = map[string]string{"app.kubernetes.io/managed-by": "cluster-autoscaler"}
+	}
+	if _, err := envtest.InstallCRDs(cp.Config, envtest.CRDInstallOptions{CRDs: theirs}); err != nil {
+		t.Fatalf("installing Cluster Autoscaler's CRDs: %v", err)
+	}
+	before := map[string]*unstructured.Unstructured{}
+	for _, crd := range theirs {
+		if before[crd.Name], err = dyn.Resource(crdResource).Get(ctx, crd.Name, metav1.GetOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	installChart(t, cfg, "second")
-	after, err := dyn.Resource(crdResource).Get(ctx, autoscalingcrd.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The API server bumps the resourceVersion for its own status writes: a
-	// write of the install's would change the spec, the labels or the field
-	// managers.
-	if after.GetGeneration() != before.GetGeneration() || !equality.Semantic.DeepEqual(after.Object["spec"], before.Object["spec"]) ||
-		after.GetLabels()["app.kubernetes.io/managed-by"] != "cluster-autoscaler" || !slices.Equal(managers(after), managers(before)) {
-		t.Errorf("the install changed Cluster Autoscaler's CRD: generation %d (was %d), labels %v, field managers %v (were %v)",
-			after.GetGeneration(), before.GetGeneration(), after.GetLabels(), managers(after), managers(before))
+	for _, crd := range theirs {
+		after, err := dyn.Resource(crdResource).Get(ctx, crd.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The API server bumps the resourceVersion for its own status writes:
+		// a write of the install's would change the spec, the labels or the
+		// field managers.
+		was := before[crd.Name]
+		if after.GetGeneration() != was.GetGeneration() || !equality.Semantic.DeepEqual(after.Object["spec"], was.Object["spec"]) ||
+			after.GetLabels()["app.kubernetes.io/managed-by"] != "cluster-autoscaler" || !slices.Equal(managers(after), managers(was)) {
+			t.Errorf("the install changed Cluster Autoscaler's %s: generation %d (was %d), labels %v, field managers %v (were %v)",
+				crd.Name, after.GetGeneration(), was.GetGeneration(), after.GetLabels(), managers(after), managers(was))
+		}
 	}
 }
 
