@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stowaws "github.com/stowage-dev/stowage/controller/aws"
 	"github.com/stowage-dev/stowage/internal/testbed"
@@ -89,19 +87,15 @@ func pinnedTo(ns, app, zone string) *appsv1.Deployment {
 // pod of app says why.
 func (b *bed) pendingFor(ns, app, why string) func() error {
 	return func() error {
-		pods, err := b.pods(ns, app)
+		pods, events, err := b.podsAndEvents(ns, app)
 		if err != nil {
-			return err
-		}
-		var list eventsv1.EventList
-		if err := b.Admin.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
 			return err
 		}
 		for _, p := range pods {
 			if p.Spec.NodeName != "" {
 				return fmt.Errorf("pod %s runs on %s, want it pending", p.Name, p.Spec.NodeName)
 			}
-			if !slices.ContainsFunc(list.Items, func(e eventsv1.Event) bool {
+			if !slices.ContainsFunc(events, func(e eventsv1.Event) bool {
 				return e.Regarding.Name == p.Name && e.Reason == "FailedScheduling" && e.Action == "Provision" && strings.Contains(e.Note, why)
 			}) {
 				return fmt.Errorf("pod %s: no FailedScheduling event from Stowage saying %q yet", p.Name, why)
