@@ -90,12 +90,19 @@ func newBed(t *testing.T, opts disruption.Options) *bed {
 	return b
 }
 
-// pool creates a NodePool (its NodeClass need not exist).
+// pool creates a NodePool (its NodeClass need not exist) and waits until
+// the cluster state has it: a round before that sees no pool.
 func (b *bed) pool(t *testing.T, np *v1alpha1.NodePool) {
 	t.Helper()
 	np = np.DeepCopy()
 	np.Spec.Template.Spec.NodeClassRef = &v1alpha1.NodeClassReference{Group: v1alpha1.Group, Kind: "NodeClass", Name: "default"}
 	b.env.Create(t, np)
+	statetest.Eventually(t, 30*time.Second, func() error {
+		if !slices.ContainsFunc(b.env.Cluster.NodePools(), func(p *v1alpha1.NodePool) bool { return p.Name == np.Name }) {
+			return fmt.Errorf("the cluster state has no nodepool %s yet", np.Name)
+		}
+		return nil
+	})
 }
 
 // node creates the state node's NodeClaim, Node and pods through the API,
