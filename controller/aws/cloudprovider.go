@@ -67,6 +67,12 @@ type Options struct {
 	// NoKarpenterLabels leaves Karpenter's copies of the selector labels
 	// (karpenter.sh/capacity-type, karpenter.k8s.aws/instance-*) off the nodes.
 	NoKarpenterLabels bool
+	// ClusterARN is the EKS cluster's ARN, which ARC names the cluster's zonal
+	// shifts by; with Clients.ARC set, launches avoid the zones it is shifted
+	// away from. Empty turns zonal shift awareness off.
+	ClusterARN string
+	// ZonalShiftInterval is how often Start reads the zonal shifts; 30 seconds when zero.
+	ZonalShiftInterval time.Duration
 	// Observe, when set, is called after every pass of a background loop
 	// (LoopRefresh, LoopLaunchTemplateGC) with its error, for metrics and tests.
 	Observe func(loop string, err error)
@@ -87,6 +93,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.RefreshInterval == 0 {
 		o.RefreshInterval = DefaultRefreshInterval
+	}
+	if o.ZonalShiftInterval == 0 {
+		o.ZonalShiftInterval = 30 * time.Second
 	}
 	if o.GCInterval == 0 {
 		o.GCInterval = 10 * time.Minute
@@ -112,6 +121,7 @@ type CloudProvider struct {
 	types        *instancetype.Provider
 	instances    *instance.Provider
 	unavailable  *cache.Unavailable
+	shifts       *zonalShifts // nil without ARC
 	resolved     resolvedCache
 	// listed is the last List's instances, which drift checks read.
 	listed listedInstances
@@ -139,6 +149,7 @@ func New(c Clients, classes NodeClasses, opts Options) *CloudProvider {
 		instances:   instance.NewProvider(c.EC2, opts.Cluster.Name, opts.Clock, opts.ConsistencyWindow),
 		unavailable: unavailable,
 		resolved:    resolvedCache{m: map[string]*Resolved{}},
+		shifts:      newZonalShifts(c.ARC, opts, log),
 	}
 }
 
@@ -185,7 +196,7 @@ func (c *CloudProvider) InstanceTypes(ctx context.Context, pool *v1alpha1.NodePo
 		return nil, err
 	}
 	types, err := c.types.List(ctx, query(nc, r))
-	return types, awserrors.WrapUnauthorized(err)
+	return c.shifts.withoutShiftedZones(types, r), awserrors.WrapUnauthorized(err)
 }
 
 func query(nc *v1alpha1.NodeClass, r *Resolved) instancetype.Query {

@@ -34,3 +34,15 @@ func ServiceCIDR(ctx context.Context, api sdk.EKSAPI, cluster string) (string, e
 	}
 	return cidr, nil
 }
+
+// ClusterARN reads the cluster's ARN, which ARC names its zonal shifts by.
+func ClusterARN(ctx context.Context, api sdk.EKSAPI, cluster string) (string, error) {
+	out, err := api.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: awssdk.String(cluster)})
+	if err != nil {
+		return "", fmt.Errorf("describing EKS cluster %s: %w", cluster, awserrors.WrapUnauthorized(err))
+	}
+	if out.Cluster == nil || awssdk.ToString(out.Cluster.Arn) == "" {
+		return "", fmt.Errorf("EKS cluster %s: DescribeCluster reports no arn", cluster)
+	}
+	return awssdk.ToString(out.Cluster.Arn), nil
+}

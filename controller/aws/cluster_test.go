@@ -27,3 +27,15 @@ func TestServiceCIDRIsTheClusters(t *testing.T) {
 		}
 	}
 }
+
+// The cluster's ARN, which ARC names its zonal shifts by, is DescribeCluster's.
+func TestClusterARNIsTheClusters(t *testing.T) {
+	e := newEnv(t, awsemu.SmallCatalogue(), 1)
+	e.emu.AddEKSCluster(awsemu.EKSCluster{Name: cluster})
+	if got, err := stowaws.ClusterARN(ctx(t), e.asRole.EKS, cluster); err != nil || got != clusterARN {
+		t.Errorf("ClusterARN = %q, %v; want %s", got, err, clusterARN)
+	}
+	if _, err := stowaws.ClusterARN(ctx(t), e.clients.EKS, "gone"); err == nil || !strings.Contains(err.Error(), "ResourceNotFoundException") {
+		t.Errorf("an unknown cluster: error %v, want ResourceNotFoundException", err)
+	}
+}

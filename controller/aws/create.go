@@ -209,13 +209,14 @@ func (c *CloudProvider) chooseCapacityType(candidates []*cloudprovider.InstanceT
 	return ""
 }
 
-// usable: the class has a subnet in the offering's zone, the claim allows the
-// zone, and now (not when the types were listed, as a Create's earlier fleets
-// may have changed it) the shortage memory does not avoid the offering and its
-// reservation, if any, has room.
+// usable: the class has a subnet in the offering's zone, the cluster is not
+// shifted away from it (ARC), the claim allows the zone, and now (not when
+// the types were listed, as a Create's earlier fleets may have changed it)
+// the shortage memory does not avoid the offering and its reservation, if
+// any, has room.
 func (c *CloudProvider) usable(name string, o cloudprovider.Offering, reqs scheduling.Requirements, zones map[string]subnet.Subnet) bool {
-	_, hasSubnet := zones[o.Zone]
-	return hasSubnet && reqs.Get(corev1.LabelTopologyZone).Has(o.Zone) &&
+	sn, hasSubnet := zones[o.Zone]
+	return hasSubnet && !c.shifts.shifted(sn.ZoneID) && reqs.Get(corev1.LabelTopologyZone).Has(o.Zone) &&
 		(o.ReservationID == "" || c.reservationTakes(o.ReservationID)) &&
 		!c.unavailable.IsUnavailable(cache.Offering{InstanceType: name, Zone: o.Zone, CapacityType: o.CapacityType})
 }

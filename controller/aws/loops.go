@@ -14,16 +14,23 @@ const DefaultRefreshInterval = 5 * time.Minute
 const (
 	LoopRefresh          = "refresh"
 	LoopLaunchTemplateGC = "launch-template-gc"
+	LoopZonalShift       = "zonal-shift"
 )
 
 // Start runs the background loops until ctx ends, then returns nil: the
 // catalogue refresh (instance types, offerings, prices, capacity reservations)
-// every Options.RefreshInterval and the launch template GC every
-// Options.GCInterval, each once straight away. Launches never wait for them:
+// every Options.RefreshInterval, the launch template GC every
+// Options.GCInterval and, with ARC, the zonal shifts every
+// Options.ZonalShiftInterval, each once straight away. Launches never wait for them:
 // they read the last catalogue, which each refresh replaces atomically.
 func (c *CloudProvider) Start(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { c.every(ctx, LoopRefresh, c.opts.RefreshInterval, c.Refresh, c.reservations.NextStart) })
+	if c.shifts != nil {
+		wg.Go(func() {
+			c.every(ctx, LoopZonalShift, c.opts.ZonalShiftInterval, c.RefreshZonalShifts, c.shifts.nextExpiry)
+		})
+	}
 	if c.opts.DryRun {
 		wg.Wait() // the GC deletes templates: not in a dry run
 		return nil

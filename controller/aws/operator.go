@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/arczonalshift"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
@@ -22,6 +23,8 @@ type Clients struct {
 	Pricing sdk.PricingAPI
 	IAM     sdk.IAMAPI
 	EKS     sdk.EKSAPI
+	// ARC reads zonal shifts; nil turns zonal shift awareness off.
+	ARC sdk.ARCZonalShiftAPI
 }
 
 // pricingRegion is where the Pricing API answers for every region.
@@ -47,5 +50,6 @@ func ClientsFromConfig(cfg aws.Config) Clients {
 		Pricing: pricing.NewFromConfig(cfg, func(o *pricing.Options) { o.Region = pricingRegion }),
 		IAM:     iam.NewFromConfig(cfg),
 		EKS:     eks.NewFromConfig(cfg),
+		ARC:     arczonalshift.NewFromConfig(cfg),
 	}
 }

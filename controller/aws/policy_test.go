@@ -103,7 +103,7 @@ func TestTheGeneratedPolicyAllowsEveryCallAndNothingUnused(t *testing.T) {
 	checkAgainstTheReference(t)
 	var mu sync.Mutex
 	authorized := map[string]bool{}
-	e := newEnv(t, awsemu.SmallCatalogue(), 3)
+	e := newEnv(t, awsemu.SmallCatalogue(), 3, withZonalShifts)
 	e.nc.Spec.CapacityReservationSelectorTerms = []v1alpha1.CapacityReservationSelectorTerm{{Tags: map[string]string{"team": "ml"}}}
 	// A data volume from the account's own snapshot, beside the image's root volume.
 	e.nc.Spec.BlockDeviceMappings = []v1alpha1.BlockDeviceMapping{{DeviceName: awssdk.String("/dev/xvda"), RootVolume: true},
@@ -128,6 +128,9 @@ func TestTheGeneratedPolicyAllowsEveryCallAndNothingUnused(t *testing.T) {
 	}
 	e.emu.AddEKSCluster(awsemu.EKSCluster{Name: cluster, ServiceIPv4CIDR: "10.100.0.0/16", IPFamily: "ipv4"})
 	if _, err := stowaws.ServiceCIDR(ctx(t), e.asRole.EKS, cluster); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.cp.RefreshZonalShifts(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
 	var launched []string

@@ -27,6 +27,7 @@ const (
 	cluster    = "test"
 	k8sVersion = "1.37"
 	nodeRole   = "StowageNodeRole"
+	clusterARN = "arn:aws:eks:us-east-1:123456789012:cluster/" + cluster
 )
 
 // env is an emulator on loopback and a cloud provider whose real SDK clients

@@ -55,6 +55,9 @@ type Offering struct {
 	Price float64
 	// Available is false while the cloud reports no capacity for this offering.
 	Available bool
+	// UnavailableReason, when set, says why the cloud does not launch into the
+	// offering (a zonal shift away from its zone), for the reasons pods pend.
+	UnavailableReason string
 	// ReservationID names the capacity reservation of a reserved offering.
 	ReservationID string
 	// ReservationCapacity is how many instances the reservation still has room for.

@@ -128,16 +128,12 @@ func karpenterNodeClaim(node *corev1.Node) *unstructured.Unstructured {
 // stowageFailedScheduling checks that Stowage decided on every pending pod
 // of app and found no pool for it.
 func (b *bed) stowageFailedScheduling(ns, app string) error {
-	pods, err := b.pods(ns, app)
+	pods, events, err := b.podsAndEvents(ns, app)
 	if err != nil {
 		return err
 	}
-	var list eventsv1.EventList
-	if err := b.Admin.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
-		return err
-	}
 	decided := map[string]bool{}
-	for _, e := range list.Items {
+	for _, e := range events {
 		if e.Reason == "FailedScheduling" && e.Action == "Provision" && strings.Contains(e.Note, "karpenter.sh/nodepool") {
 			decided[e.Regarding.Name] = true
 		}
@@ -155,6 +151,17 @@ func (b *bed) stowageFailedScheduling(ns, app string) error {
 		return fmt.Errorf("%d legacy pods pending, want 1 (the other on Karpenter's node)", pending)
 	}
 	return nil
+}
+
+// podsAndEvents lists the pods of app in ns, and the events of ns.
+func (b *bed) podsAndEvents(ns, app string) ([]corev1.Pod, []eventsv1.Event, error) {
+	pods, err := b.pods(ns, app)
+	if err != nil {
+		return nil, nil, err
+	}
+	var list eventsv1.EventList
+	err = b.Admin.List(context.Background(), &list, client.InNamespace(ns))
+	return pods, list.Items, err
 }
 
 // checkStowageNodesLabels checks Stowage's nodes carry Karpenter's selector

@@ -58,10 +58,14 @@ func (b *Bed) NewOperator(ctx context.Context, o OperatorOptions) (*operator.Ope
 	}
 	cluster := amifamily.Cluster{Name: b.Cluster, Endpoint: b.ControlPlane.APIServerURL,
 		CABundle: base64.StdEncoding.EncodeToString(b.ControlPlane.Config.CAData), CIDR: opts.ClusterCIDR}
+	clusterARN, err := stowaws.ClusterARN(ctx, b.Clients.EKS, b.Cluster) // as stowage run reads it, for zonal shifts
+	if err != nil {
+		return nil, err
+	}
 	newCloud := func(mgr manager.Manager) (cloudprovider.CloudProvider, error) {
 		cp := stowaws.New(b.Clients, operator.NodeClasses{Reader: mgr.GetClient()}, stowaws.Options{
 			Cluster: cluster, Region: Region, KubernetesVersion: b.KubernetesVersion, Logger: log, NoKarpenterLabels: !opts.KarpenterLabels,
-			DryRun: opts.DryRun,
+			DryRun: opts.DryRun, ClusterARN: clusterARN,
 		})
 		if o.Wrap != nil {
 			return o.Wrap(cp), nil

@@ -215,6 +215,8 @@ func (c ControllerConfig) document(types []string, typeOperator string) Document
 			Condition: Conditions{}.with("StringEquals", "aws:ResourceTag/"+tagClusterPrefix+c.Cluster, "owned")},
 		{Sid: "DescribeTheCluster", Action: actionsOf(sdk.ScopeCluster),
 			Resource: []string{"arn:" + c.partition() + ":eks:" + c.Region + ":" + c.AccountID + ":cluster/" + c.Cluster}},
+		{Sid: "ReadZonalShifts", Action: actionsOf(sdk.ScopeZonalShiftRead), Resource: []string{"*"},
+			Condition: Conditions{}.with("StringEquals", "aws:RequestedRegion", c.Region)},
 	}}.allowAll()
 }
 

@@ -6,6 +6,7 @@ package sdk
 import (
 	"context"
 
+	"github.com/aws/aws-sdk-go-v2/service/arczonalshift"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
@@ -50,4 +51,12 @@ type IAMAPI interface {
 // EKSAPI reads the cluster's own settings.
 type EKSAPI interface {
 	DescribeCluster(context.Context, *eks.DescribeClusterInput, ...func(*eks.Options)) (*eks.DescribeClusterOutput, error)
+}
+
+// ARCZonalShiftAPI reads the zonal shifts of the cluster and the region's
+// autoshifts (Amazon Application Recovery Controller), so that launches
+// avoid a zone AWS or the operator shifted the cluster away from.
+type ARCZonalShiftAPI interface {
+	ListZonalShifts(context.Context, *arczonalshift.ListZonalShiftsInput, ...func(*arczonalshift.Options)) (*arczonalshift.ListZonalShiftsOutput, error)
+	ListAutoshifts(context.Context, *arczonalshift.ListAutoshiftsInput, ...func(*arczonalshift.Options)) (*arczonalshift.ListAutoshiftsOutput, error)
 }

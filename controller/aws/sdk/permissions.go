@@ -38,6 +38,10 @@ const (
 	ScopePassNodeRole Scope = "pass-node-role"
 	// ScopeCluster is reading the cluster Stowage runs in, by its ARN.
 	ScopeCluster Scope = "cluster"
+	// ScopeZonalShiftRead is reading ARC's zonal shifts and autoshifts, which
+	// take no resource-level permissions: on "*", pinned to the cluster's
+	// region by aws:RequestedRegion.
+	ScopeZonalShiftRead Scope = "zonal-shift-read"
 )
 
 // Permission is one IAM action the AWS layer needs.
@@ -82,4 +86,6 @@ var Permissions = []Permission{
 	{Action: "iam:AddRoleToInstanceProfile", Scope: ScopeClusterInstanceProfiles},
 	{Action: "iam:PassRole", Scope: ScopePassNodeRole, On: "ec2:CreateFleet"},
 	{Action: "eks:DescribeCluster", Scope: ScopeCluster},
+	{Action: "arc-zonal-shift:ListZonalShifts", Scope: ScopeZonalShiftRead},
+	{Action: "arc-zonal-shift:ListAutoshifts", Scope: ScopeZonalShiftRead},
 }

@@ -12,11 +12,12 @@ import (
 // every other action names the call AWS authorizes it on.
 func TestPermissionsNameEveryMethodOfTheInterfaces(t *testing.T) {
 	prefixes := map[string]reflect.Type{
-		"ec2":     reflect.TypeFor[sdk.EC2API](),
-		"ssm":     reflect.TypeFor[sdk.SSMAPI](),
-		"pricing": reflect.TypeFor[sdk.PricingAPI](),
-		"iam":     reflect.TypeFor[sdk.IAMAPI](),
-		"eks":     reflect.TypeFor[sdk.EKSAPI](),
+		"ec2":             reflect.TypeFor[sdk.EC2API](),
+		"ssm":             reflect.TypeFor[sdk.SSMAPI](),
+		"pricing":         reflect.TypeFor[sdk.PricingAPI](),
+		"iam":             reflect.TypeFor[sdk.IAMAPI](),
+		"eks":             reflect.TypeFor[sdk.EKSAPI](),
+		"arc-zonal-shift": reflect.TypeFor[sdk.ARCZonalShiftAPI](),
 	}
 	methods := map[string]bool{}
 	for prefix, it := range prefixes {

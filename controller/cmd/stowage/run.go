@@ -94,12 +94,17 @@ func startController(ctx context.Context, o *options.Options, log hclog.Logger) 
 		}
 		log.Info("service CIDR read from eks:DescribeCluster", "cluster_cidr", cluster.CIDR)
 	}
+	clusterARN, err := aws.ClusterARN(ctx, clients.EKS, o.ClusterName)
+	if err != nil {
+		log.Warn("zonal shift awareness is off: launches do not avoid zones ARC shifts the cluster away from; grant eks:DescribeCluster",
+			"error", err)
+	}
 	log.Info("starting", "version", buildinfo.Version(), "commit", buildinfo.Commit(), "cluster", o.ClusterName, "region", o.Region,
 		"kubernetes_version", version)
 	newCloud := func(mgr manager.Manager) (cloudprovider.CloudProvider, error) {
 		return aws.New(clients, operator.NodeClasses{Reader: mgr.GetClient()}, aws.Options{
 			Cluster: cluster, Region: o.Region, KubernetesVersion: version, Logger: log, NoKarpenterLabels: !o.KarpenterLabels,
-			DryRun: o.DryRun,
+			DryRun: o.DryRun, ClusterARN: clusterARN,
 		}), nil
 	}
 	return operator.Run(ctx, cfg, o, newCloud, log)

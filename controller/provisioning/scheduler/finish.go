@@ -3,6 +3,7 @@ package scheduler
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -142,7 +143,7 @@ func (sv *solver) poolReason(p *podInfo, c *podClass, pl *pool) string {
 	reqs := pl.reqs.Merge(term)
 	types := filterTypes(pl.types, reqs)
 	if len(types) == 0 {
-		return fmt.Sprintf("no instance type matches %s with an available offering", term)
+		return fmt.Sprintf("no instance type matches %s with an available offering", term) + pl.unavailableZonesNote()
 	}
 	if firstFit(types, 0, p.requests) < 0 {
 		name := p.requests.Exceeding(maxAllocatable(types))
@@ -161,7 +162,33 @@ func (sv *solver) poolReason(p *podInfo, c *podClass, pl *pool) string {
 	if _, conflict := (&scheduling.HostPortUsage{}).Conflict(c.hostPorts); conflict {
 		return "host ports conflict"
 	}
-	return sv.topologyReason(c)
+	return sv.topologyReason(c) + pl.unavailableZonesNote()
+}
+
+// unavailableZonesNote names the zones where the cloud launches none of the
+// pool's types and says why (a zonal shift), so that a pod a zone spread or a
+// zone selector leaves pending says so; empty when there are none.
+func (pl *pool) unavailableZonesNote() string {
+	why, open := map[string]string{}, map[string]bool{}
+	for _, t := range pl.types {
+		for _, o := range t.it.Offerings {
+			if o.Available {
+				open[o.Zone] = true
+			} else if o.UnavailableReason != "" {
+				why[o.Zone] = o.UnavailableReason
+			}
+		}
+	}
+	var notes []string
+	for _, zone := range slices.Sorted(maps.Keys(why)) {
+		if !open[zone] {
+			notes = append(notes, "zone "+zone+": "+why[zone])
+		}
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return " (no launches into " + strings.Join(notes, "; ") + ")"
 }
 
 // minValuesReason names the requirement whose minValues the Strict policy cannot
