@@ -87,6 +87,7 @@ resource "stowage_node_pool" "web_spot" {
     }
     consolidate_after    = "5m0s"
     consolidation_policy = "WhenEmptyOrUnderutilized"
+    repair_after         = "30m"
     return_after         = "10m"
   }
   limits = {
@@ -132,6 +133,7 @@ resource "stowage_node_pool" "web_on_demand" {
     }
     consolidate_after    = "5m0s"
     consolidation_policy = "WhenEmptyOrUnderutilized"
+    repair_after         = "30m"
     return_after         = "10m"
   }
   labels = {
@@ -172,6 +174,7 @@ resource "stowage_node_pool" "gpu_inference" {
     }
     consolidate_after    = "0s"
     consolidation_policy = "WhenEmpty"
+    repair_after         = "30m"
     return_after         = "10m"
   }
   limits = {

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/nodeclaim/nodeclaimtest"
@@ -125,6 +126,17 @@ func TestRepairHoldsBackWhileMoreThanAFifthOfThePoolIsUnhealthy(t *testing.T) {
 	kept(e, first, "two of five unhealthy")
 	kept(e, second, "two of five unhealthy")
 	setReady(e, secondNode, corev1.ConditionTrue)
+	// The recheck must count the pool as the controller's cache sees it.
+	e.Eventually(settle, func() error {
+		cached := &corev1.Node{}
+		if err := e.Mgr.GetClient().Get(e.T.Context(), client.ObjectKeyFromObject(secondNode), cached); err != nil {
+			return err
+		}
+		if len(cached.Status.Conditions) == 0 || cached.Status.Conditions[0].Status != corev1.ConditionTrue {
+			return fmt.Errorf("the cache does not show node %s Ready yet", secondNode.Name)
+		}
+		return nil
+	})
 	e.Clock.Step(repair.BlockedRecheck)
 	e.Eventually(settle, func() error { return e.Gone(first) })
 	kept(e, second, "Ready again")
