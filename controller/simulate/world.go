@@ -89,9 +89,16 @@ type world struct {
 	// emptiness, drift, expiry) is taking away
 	voluntary map[string]bool
 	// dirty says the cluster changed (a node came or changed, a pod went), so
-	// kube-scheduler retries every pending pod; newPods that new pods wait;
+	// kube-scheduler moves its unschedulable pods to the backoff queue;
+	// newPods that new pods wait;
 	// podsChanged that a pod was written since the PDBs' statuses were.
 	dirty, newPods, podsChanged bool
+	// eventAt is the last cluster event kube-scheduler saw, and nextRetry
+	// when its queue next gives a pending pod a try (zero for none).
+	eventAt, nextRetry time.Time
+	// takesPods names the nodes that could take a pending pod when last
+	// written (mayTakePods).
+	takesPods map[string]bool
 	// preempted counts the pods kube-scheduler preempted (preemption.go).
 	preempted int
 
@@ -121,6 +128,10 @@ type simPod struct {
 	node      string
 	runningAt time.Time
 	running   bool
+	// attempts counts kube-scheduler's failed tries at the pod, the last at
+	// triedAt (schedqueue.go).
+	attempts int
+	triedAt  time.Time
 	// finishAt is when a Job's pod completes.
 	finishAt time.Time
 	// replaces is when the pod this one replaces was evicted by a
@@ -292,8 +303,8 @@ func (w *world) podsOn(node string) []*simPod {
 // observe keeps the world's pods in step with writes the controllers make: a
 // pod evicted or deleted is forgotten, so that its workload replaces it.
 func (w *world) observe(obj client.Object, gone bool) {
-	if _, isNode := obj.(*corev1.Node); isNode {
-		w.dirty = true // kube-scheduler retries on node events
+	if node, isNode := obj.(*corev1.Node); isNode {
+		w.nodeEvent(node, gone)
 	}
 	pod, ok := obj.(*corev1.Pod)
 	if ok {
