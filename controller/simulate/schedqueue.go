@@ -15,16 +15,17 @@ import (
 // KubeSchedulerConfiguration v1):
 //   - a new pod is tried at once (activeQ);
 //   - a pod that failed waits in the unschedulable pods until a cluster event
-//     (a node added or changed, a pod gone) moves it to the backoff queue, or
+//     (a node turned usable, a pod gone) moves it to the backoff queue, or
 //     until it has waited podMaxInUnschedulablePodsDuration;
 //   - out of the backoff queue it is tried again once its backoff has run out:
 //     podInitialBackoffSeconds (1 s) doubled for each attempt after the
 //     first, up to podMaxBackoffSeconds (10 s), counted from its last attempt.
 //
 // So a pending pod is tried, and its status rewritten, at most once per its
-// backoff however many nodes register meanwhile. Queueing hints (which skip
-// events that cannot help a pod) and popping from the backoff queue when the
-// active queue is empty are not modelled.
+// backoff however many nodes register meanwhile. Of the queueing hints (which
+// skip events that cannot help a pod) only the node's is modelled (nodeEvent);
+// the scheduler's own throughput, and popping from the backoff queue when the
+// active queue is empty (KEP-5142, off by default when it came in 1.33), are not.
 const (
 	podInitialBackoff                 = time.Second
 	podMaxBackoff                     = 10 * time.Second

@@ -88,9 +88,9 @@ type world struct {
 	// voluntary names the nodes a voluntary disruption (consolidation,
 	// emptiness, drift, expiry) is taking away
 	voluntary map[string]bool
-	// dirty says the cluster changed (a node came or changed, a pod went), so
-	// kube-scheduler moves its unschedulable pods to the backoff queue;
-	// newPods that new pods wait;
+	// dirty says the cluster changed (a node turned usable, a pod went), so
+	// kube-scheduler moves its unschedulable pods to the backoff queue
+	// (schedqueue.go); newPods that new pods wait;
 	// podsChanged that a pod was written since the PDBs' statuses were.
 	dirty, newPods, podsChanged bool
 	// eventAt is the last cluster event kube-scheduler saw, and nextRetry
