@@ -63,12 +63,20 @@ func (c *Cluster) LapseNominations() ([]*corev1.Pod, time.Time) {
 	changed := false
 	// In map order, sorting only what lapsed: this runs whenever nodes
 	// change, over every nomination of a burst, and nothing else it does
-	// depends on the order.
+	// depends on the order. Each target is looked at once (a burst nominates
+	// thousands of pods to each few hundred claims).
+	targets := map[string]targetLapse{}
 	for k, nom := range c.nominations {
-		if p, ok := c.pods[k]; ok && p.Spec.NodeName != "" {
+		p, tracked := c.pods[k]
+		if tracked && p.Spec.NodeName != "" {
 			continue // a pod's next home while its node drains: it has a node
 		}
-		at, known := c.lapseAt(nom)
+		t, seen := targets[nom.target]
+		if !seen {
+			t = c.targetLapse(nom.target)
+			targets[nom.target] = t
+		}
+		at, known := t.lapseAt(nom)
 		if !known {
 			continue
 		}
@@ -81,7 +89,7 @@ func (c *Cluster) LapseNominations() ([]*corev1.Pod, time.Time) {
 		if n := c.find(nom.target); n != nil {
 			n.nominatedUntil = later(n.nominatedUntil, at.Add(NominationGrace))
 		}
-		if p, ok := c.pods[k]; ok && pending(p) {
+		if tracked && pending(p) {
 			lapsed = append(lapsed, p)
 		}
 	}
@@ -126,17 +134,43 @@ func (c *Cluster) live(nom nomination, now time.Time) bool {
 // once initialized, is not Ready: kube-scheduler binds nothing there. c.mu
 // is held.
 func (c *Cluster) lapseAt(nom nomination) (time.Time, bool) {
-	n := c.find(nom.target)
+	return c.targetLapse(nom.target).lapseAt(nom)
+}
+
+// targetLapse is what decides when the nominations to a target lapse: the
+// target gone or going, its node not registered or not Ready yet, or Ready
+// since readySince.
+type targetLapse struct {
+	gone, ready, initialized, registered bool
+	readySince                           time.Time
+}
+
+// targetLapse reads a target's state for lapseAt. c.mu is held.
+func (c *Cluster) targetLapse(target string) targetLapse {
+	n := c.find(target)
 	switch {
 	case n == nil || n.markedForDeletion():
-		return nom.at, true
+		return targetLapse{gone: true}
 	case n.node == nil:
+		return targetLapse{}
+	}
+	ready, since := readySince(n.node)
+	return targetLapse{registered: true, ready: ready, readySince: since, initialized: n.initialized()}
+}
+
+// lapseAt is when a nomination to the target lapses: at once when the target
+// is gone or initialized without being Ready, NominationGrace after the later
+// of the nomination and the node becoming Ready, and not known yet while the
+// node has not registered or is initializing.
+func (t targetLapse) lapseAt(nom nomination) (time.Time, bool) {
+	switch {
+	case t.gone:
+		return nom.at, true
+	case !t.registered:
 		return time.Time{}, false
-	}
-	if ready, since := readySince(n.node); ready {
-		return later(nom.at, since).Add(NominationGrace), true
-	}
-	if n.initialized() {
+	case t.ready:
+		return later(nom.at, t.readySince).Add(NominationGrace), true
+	case t.initialized:
 		return nom.at, true
 	}
 	return time.Time{}, false
