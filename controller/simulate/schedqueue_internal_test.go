@@ -4,7 +4,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 )
 
 // TestAPendingPodIsTriedOncePerItsBackoff: nodes registering every second do
@@ -49,5 +53,39 @@ func TestAPendingPodIsTriedOncePerItsBackoff(t *testing.T) {
 	clk.SetTime(last.Add(5 * time.Minute))
 	if due := w.dueForRetry(); len(due) != 1 {
 		t.Errorf("not tried 5 minutes after its last try")
+	}
+}
+
+// TestOnlyANodeTurningUsableMovesThePendingPods: a node registering with
+// Stowage's unregistered taint, or written again unchanged, or cordoned, is no
+// event for the unschedulable pods (a try then would only restart their
+// backoff a second before the node is usable); the taint's removal is.
+func TestOnlyANodeTurningUsableMovesThePendingPods(t *testing.T) {
+	w := &world{}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"},
+		Spec:   corev1.NodeSpec{Taints: []corev1.Taint{v1alpha1.UnregisteredNoExecuteTaint}},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	usable := node.DeepCopy()
+	usable.Spec.Taints = nil
+	cordoned := usable.DeepCopy()
+	cordoned.Spec.Unschedulable = true
+	for _, step := range []struct {
+		what  string
+		node  *corev1.Node
+		gone  bool
+		moves bool
+	}{
+		{"registered with the unregistered taint", node, false, false},
+		{"its taint removed", usable, false, true},
+		{"written again unchanged", usable, false, false},
+		{"cordoned", cordoned, false, false},
+		{"uncordoned", usable, false, true},
+		{"deleted", usable, true, false},
+	} {
+		w.dirty = false
+		w.nodeEvent(step.node, step.gone)
+		if w.dirty != step.moves {
+			t.Errorf("node %s: moves the pending pods %v, want %v", step.what, w.dirty, step.moves)
+		}
 	}
 }
