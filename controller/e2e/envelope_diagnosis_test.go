@@ -27,7 +27,7 @@ func (b *bed) diagnoseLate(ctx context.Context, late []string) []string {
 	if err := b.Admin.List(ctx, &events, client.InNamespace(envelopeNS)); err != nil {
 		return []string{fmt.Sprintf("DIAG listing the events of %s: %v", envelopeNS, err)}
 	}
-	slices.SortStableFunc(events.Items, func(a, b eventsv1.Event) int { return cmp.Compare(eventTime(a), eventTime(b)) })
+	slices.SortStableFunc(events.Items, func(a, b eventsv1.Event) int { return cmp.Compare(diagEventTime(a), diagEventTime(b)) })
 	for _, name := range late[:min(len(late), lateShown)] {
 		var pod corev1.Pod
 		if err := b.Admin.Get(ctx, client.ObjectKey{Namespace: envelopeNS, Name: name}, &pod); err != nil {
@@ -35,11 +35,11 @@ func (b *bed) diagnoseLate(ctx context.Context, late []string) []string {
 			continue
 		}
 		out = append(out, fmt.Sprintf("DIAG pod=%s created=%s phase=%s node=%q nominated=%q scheduled=%q", name,
-			pod.CreationTimestamp.UTC().Format("15:04:05"), pod.Status.Phase, pod.Spec.NodeName, pod.Status.NominatedNodeName, scheduledCondition(&pod)))
+			pod.CreationTimestamp.UTC().Format("15:04:05"), pod.Status.Phase, pod.Spec.NodeName, pod.Status.NominatedNodeName, diagScheduled(&pod)))
 		for _, e := range events.Items {
 			if e.Regarding.Kind == "Pod" && e.Regarding.Name == name {
 				out = append(out, fmt.Sprintf("DIAG pod=%s event at=%s from=%s reason=%s count=%d note=%q", name,
-					eventTimeUTC(e), e.ReportingController, e.Reason, eventCount(e), e.Note))
+					diagEventClock(e), e.ReportingController, e.Reason, diagEventCount(e), e.Note))
 			}
 		}
 	}
@@ -49,8 +49,8 @@ func (b *bed) diagnoseLate(ctx context.Context, late []string) []string {
 	return out
 }
 
-// scheduledCondition is the pod's PodScheduled condition as reason: message.
-func scheduledCondition(pod *corev1.Pod) string {
+// diagScheduled is the pod's PodScheduled condition as reason: message.
+func diagScheduled(pod *corev1.Pod) string {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled {
 			return fmt.Sprintf("%s %s: %s", c.Status, c.Reason, c.Message)
@@ -59,8 +59,8 @@ func scheduledCondition(pod *corev1.Pod) string {
 	return ""
 }
 
-// eventTime is when the event last happened, in Unix nanoseconds.
-func eventTime(e eventsv1.Event) int64 {
+// diagEventTime is when the event last happened, in Unix nanoseconds.
+func diagEventTime(e eventsv1.Event) int64 {
 	if e.Series != nil {
 		return e.Series.LastObservedTime.UnixNano()
 	}
@@ -70,12 +70,12 @@ func eventTime(e eventsv1.Event) int64 {
 	return e.DeprecatedLastTimestamp.UnixNano()
 }
 
-func eventTimeUTC(e eventsv1.Event) string {
-	return time.Unix(0, eventTime(e)).UTC().Format("15:04:05")
+func diagEventClock(e eventsv1.Event) string {
+	return time.Unix(0, diagEventTime(e)).UTC().Format("15:04:05")
 }
 
-// eventCount is how many times the event happened.
-func eventCount(e eventsv1.Event) int32 {
+// diagEventCount is how many times the event happened.
+func diagEventCount(e eventsv1.Event) int32 {
 	if e.Series != nil {
 		return e.Series.Count
 	}
