@@ -31,6 +31,8 @@ type terminator struct {
 	// released and awaited are the jobs whose drain has started, and those
 	// that were held for their pods' replacement (keyed by job, uid "").
 	released, awaited movedPods
+	// refused are the pods of each job whose last eviction a PDB refused.
+	refused refusals
 	// waitStart is job key -> when its drain first waited for a replacement.
 	waitMu    sync.Mutex
 	waitStart map[string]time.Time
