@@ -131,6 +131,7 @@ func New(clk clock.Clock, kube client.Client, cloud cloudprovider.CloudProvider,
 }
 
 // +kubebuilder:rbac:groups=stowage.dev,resources=nodeclaims,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups=stowage.dev,resources=nodeclaims/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
