@@ -160,3 +160,45 @@ func TestNodeRepairReplacesTheNodeALostZoneKeeps(t *testing.T) {
 		t.Errorf("outage %+v, want the zonal pod lost and running again", z)
 	}
 }
+
+// After a lost zone, the pods it held are re-provisioned in priority order:
+// once their toleration runs out they are all pending at once, more than one
+// bounded solve can place, and every lost checkout pod (high priority) runs
+// while lost batch pods (low) still wait; all run in the end. The pod names
+// sort against the priorities, so the order comes from the priorities.
+func TestALostZonesPodsComeBackInPriorityOrder(t *testing.T) {
+	rep, violations, err := simulate.RunChecked(t.Context(), readScenario(t, "testdata/zone-outage-priorities.yaml"), simulate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range violations {
+		t.Errorf("%s", v)
+	}
+	stowage := system(t, rep, simulate.SystemStowage)
+	if len(stowage.ZoneOutages) != 1 || stowage.ZoneOutages[0].PodsLost < 20 {
+		t.Fatalf("zone outages %+v, want the scenario's one, with a third of the pods lost", stowage.ZoneOutages)
+	}
+	const from = 10 * time.Minute
+	evicted := int((from + 50*time.Second + 300*time.Second) / rep.Step)
+	checkout, batch := stowage.Series.PendingByTier["checkout"], stowage.Series.PendingByTier["batch"]
+	if checkout[evicted+1] == 0 || batch[evicted+1] == 0 {
+		t.Fatalf("pending just after the eviction: checkout %d, batch %d; want both lost pods pending", checkout[evicted+1], batch[evicted+1])
+	}
+	back := func(pending []int) int {
+		for i := evicted + 1; i < len(pending); i++ {
+			if pending[i] == 0 {
+				return i
+			}
+		}
+		return len(pending)
+	}
+	c, b := back(checkout), back(batch)
+	if c >= len(checkout) || b >= len(batch) {
+		t.Fatalf("checkout pending until sample %d, batch until %d, of %d: want every pod running again", c, b, len(checkout))
+	}
+	if batch[c] == 0 {
+		t.Errorf("every lost checkout pod ran %v after the eviction, when no batch pod was pending any more (they ran by %v): want checkout first",
+			time.Duration(c-evicted)*rep.Step, time.Duration(b-evicted)*rep.Step)
+	}
+	t.Logf("after the eviction: checkout all running in %v, batch in %v", time.Duration(c-evicted)*rep.Step, time.Duration(b-evicted)*rep.Step)
+}
