@@ -277,7 +277,8 @@ func (b *Bed) startEmulator(ctx context.Context, o Options) error {
 	b.Emulator.AddRole(b.NodeRole)
 	// The bed is the emulator's EKS cluster, and its access entries map IAM roles as EKS's do.
 	b.Emulator.AddEKSCluster(awsemu.EKSCluster{Name: b.Cluster, Endpoint: b.ControlPlane.APIServerURL,
-		CAData: b.ControlPlane.Config.CAData, Version: b.KubernetesVersion, ServiceIPv4CIDR: testenv.ServiceClusterIPRange, IPFamily: "ipv4"})
+		CAData: b.ControlPlane.Config.CAData, Version: b.KubernetesVersion, ServiceIPv4CIDR: testenv.ServiceClusterIPRange, IPFamily: "ipv4",
+		ZonalShift: true})
 	b.TokenWebhook.UseAccessEntries(func(roleARN string) (RoleMapping, bool) {
 		a, ok := b.Emulator.AccessEntryFor(b.Cluster, roleARN)
 		return RoleMapping{Username: a.Username, Groups: a.Groups}, ok
