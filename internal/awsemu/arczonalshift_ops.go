@@ -136,14 +136,17 @@ func parseExpiresIn(s string) (time.Duration, *arcError) {
 
 // validateShiftStart checks StartZonalShift's fields, each required.
 func (e *Emulator) validateShiftStart(in arcShiftInput) (time.Duration, *arcError) {
-	for name, v := range map[string]*string{"resourceIdentifier": in.ResourceIdentifier, "awayFrom": in.AwayFrom,
-		"expiresIn": in.ExpiresIn, "comment": in.Comment} {
-		if v == nil {
-			return 0, validationError("MissingValue", name+" is required")
+	fields := []struct {
+		name  string
+		value *string
+	}{{"resourceIdentifier", in.ResourceIdentifier}, {"awayFrom", in.AwayFrom}, {"expiresIn", in.ExpiresIn}, {"comment", in.Comment}}
+	for _, f := range fields {
+		if f.value == nil {
+			return 0, validationError("MissingValue", f.name+" is required")
 		}
 	}
 	if len(*in.Comment) > 128 {
-		return 0, validationError("MissingValue", "comment must be at most 128 characters")
+		return 0, validationError("", "1 validation error detected: Value at 'comment' failed to satisfy constraint: Member must have length less than or equal to 128")
 	}
 	if !e.zoneIDKnown(*in.AwayFrom) {
 		return 0, validationError("InvalidAz", "awayFrom "+*in.AwayFrom+" is not an Availability Zone ID of "+e.cfg.Region)
