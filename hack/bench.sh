@@ -18,7 +18,8 @@ cd "$(dirname "$0")/.."
 # test measures on its way (its -benchtime is "-").
 # An expected line lists a BENCH line's identifying fields ("BENCH workload=W1
 # catalogue=C1 pods=1000"): some printed BENCH line must hold every one of
-# them, in any order. An entry may span lines.
+# them, in any order. An entry may span lines. Its -bench regexp cannot hold
+# "|", which separates the fields: one entry a case.
 BENCHMARKS=(
 	"./controller/provisioning/scheduler/ | ^BenchmarkSolve$ | 1x | 60m |
 		BENCH workload=W1 catalogue=C1 pods=1000; BENCH workload=W1 catalogue=C1 pods=5000;
@@ -48,12 +49,11 @@ BENCHMARKS=(
 		BENCH headtohead=machine"
 )
 
-# An entry's -bench regexp cannot hold "|" (it separates the fields): one
-# entry a case.
 # The scale envelope's long cases, which `make soak` runs (BENCH_SET=soak):
 # a simulated day at 10,000 nodes and 150,000 pods, a lost zone at 9,000
-# nodes and 90,000 pods, one consolidation round
-# over 30,000 nodes, and the bed stepped up until a stop rule holds. A machine
+# nodes and 90,000 pods, one consolidation round over 30,000 nodes, the bed
+# stepped up until a stop rule holds, and one of the bed's three zones lost
+# under a few dozen nodes. A machine
 # that cannot afford the whole day replays its first hours:
 # `go test -run '^$' -bench '^BenchmarkSimulateDay$/^day-150k$' -benchtime 1x -timeout 600m ./controller/simulate/ -args -simulate.hours=2`.
 SOAK_BENCHMARKS=(
@@ -61,6 +61,7 @@ SOAK_BENCHMARKS=(
 	"./controller/simulate/ | ^BenchmarkSimulateZoneOutage$/^zone-outage-9k$ | 1x | 300m | BENCH simulate=zone-outage"
 	"./controller/disruption/ | ^BenchmarkConsolidation$/^nodes=30000$ | 1x | 60m | BENCH disruption=consolidation nodes=30000"
 	"./controller/e2e/ | ^BenchmarkBedEnvelope$ | 1x | 600m | BENCH bed=envelope-limit"
+	"./controller/e2e/ | ^BenchmarkBedZoneOutage$ | 1x | 40m | BENCH e2e=zone-outage"
 )
 
 # trim prints $1 with its runs of white space made single spaces and its ends stripped.

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/arczonalshift"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -16,15 +18,16 @@ import (
 )
 
 // A zonal shift of the cluster, read by the real ARC client as the
-// controller's role, takes its zone (us-east-1a is use1-az1) out of the
-// catalogue and of launches until it expires; an autoshift of the region
-// does the same until AWS completes it.
+// controller's role under its generated policy, takes its zone (us-east-1a is
+// use1-az1) out of the catalogue and of launches until it expires; an
+// autoshift does the same until AWS completes it, once the cluster's zonal
+// autoshift is enabled (GetManagedResource), and not before.
 func TestZonalShiftKeepsLaunchesOutOfTheZoneUntilItEnds(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
 	e := newEnv(t, awsemu.SmallCatalogue(), 3, withZonalShifts,
 		func(c *awsemu.Config, o *stowaws.Options) { c.Clock, o.Clock = clk, clk })
-	e.emu.StartZonalShift(clusterARN, "use1-az1", "practice run", time.Hour)
-	e.emu.StartZonalShift("arn:aws:eks:us-east-1:123456789012:cluster/other", "use1-az2", "", time.Hour)
+	e.startZonalShift(t, clusterARN, "use1-az1", "1h")
+	e.startZonalShift(t, "arn:aws:eks:us-east-1:123456789012:cluster/other", "use1-az2", "1h")
 	refresh := func() {
 		t.Helper()
 		if err := e.cp.RefreshZonalShifts(ctx(t)); err != nil {
@@ -61,6 +64,9 @@ func TestZonalShiftKeepsLaunchesOutOfTheZoneUntilItEnds(t *testing.T) {
 	}
 
 	e.emu.StartAutoshift("use1-az3")
+	refresh() // the cluster's zonal autoshift is not enabled: AWS's autoshift does not apply to it
+	checkZonesAvailable(t, e, map[string]bool{"us-east-1a": true, "us-east-1b": true, "us-east-1c": true}, "")
+	e.emu.AddEKSCluster(awsemu.EKSCluster{Name: cluster, Endpoint: "https://api.test", ZonalShift: true, ZonalAutoshift: true})
 	refresh()
 	checkZonesAvailable(t, e, map[string]bool{"us-east-1a": true, "us-east-1b": true, "us-east-1c": false}, "zonal shift away from use1-az3: autoshift")
 	e.emu.EndAutoshift("use1-az3")
@@ -71,6 +77,21 @@ func TestZonalShiftKeepsLaunchesOutOfTheZoneUntilItEnds(t *testing.T) {
 // withZonalShifts names the cluster's ARN, which turns zonal shift awareness
 // on (Start then runs a third loop, which the loop tests do not expect).
 func withZonalShifts(_ *awsemu.Config, o *stowaws.Options) { o.ClusterARN = clusterARN }
+
+// startZonalShift starts a zonal shift of the resource (an EKS cluster, made
+// known to ARC with zonal shift enabled) through the real ARC client, as
+// the administrator.
+func (e *env) startZonalShift(t *testing.T, resource, awayFrom, expiresIn string) {
+	t.Helper()
+	name := resource[strings.LastIndex(resource, "/")+1:]
+	e.emu.AddEKSCluster(awsemu.EKSCluster{Name: name, Endpoint: "https://api.test", ZonalShift: true})
+	_, err := arczonalshift.NewFromConfig(sdkConfig(e.srv.URL, 1)).StartZonalShift(ctx(t), &arczonalshift.StartZonalShiftInput{
+		ResourceIdentifier: awssdk.String(resource), AwayFrom: awssdk.String(awayFrom), ExpiresIn: awssdk.String(expiresIn),
+		Comment: awssdk.String("practice run")})
+	if err != nil {
+		t.Fatalf("starting a zonal shift of %s away from %s: %v", resource, awayFrom, err)
+	}
+}
 
 // checkZonesAvailable checks, per zone, whether the pool's catalogue offers
 // any available offering there, and that the offerings of a zone that has

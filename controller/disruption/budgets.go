@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 	"github.com/stowage-dev/stowage/controller/provisioning/scheduler"
 )
@@ -48,11 +50,14 @@ func NewBudgets(nodes []*scheduler.StateNode, pools map[string]*v1alpha1.NodePoo
 }
 
 // countNodes counts, by pool, the initialized nodes Stowage manages and,
-// among them, those already being disrupted.
+// among them, those already being disrupted. A node whose instance is
+// shutting down after its drain (InstanceTerminating) counts in neither, as
+// in Karpenter: it has nothing left to disrupt, and its pool's next
+// disruption need not wait for the instance to be gone.
 func countNodes(nodes []*scheduler.StateNode, busy map[string]bool) (total, disrupting map[string]int) {
 	total, disrupting = map[string]int{}, map[string]int{}
 	for _, sn := range nodes {
-		if !managed(sn) || !initialized(sn) {
+		if !managed(sn) || !initialized(sn) || instanceTerminating(sn) {
 			continue
 		}
 		pool := sn.NodeClaim.Labels[v1alpha1.LabelNodePool]
@@ -62,6 +67,10 @@ func countNodes(nodes []*scheduler.StateNode, busy map[string]bool) (total, disr
 		}
 	}
 	return total, disrupting
+}
+
+func instanceTerminating(sn *scheduler.StateNode) bool {
+	return sn.NodeClaim != nil && meta.IsStatusConditionTrue(sn.NodeClaim.Status.Conditions, v1alpha1.ConditionInstanceTerminating)
 }
 
 // Take charges the candidate to its pool's budget and reports whether it

@@ -47,6 +47,8 @@ func TestNewBudgets(t *testing.T) {
 		{name: "nodes already being deleted count against the budget",
 			budgets: []v1alpha1.Budget{budget("10%", "", 0)},
 			nodes:   append(nodes(23, "default"), marked(node("x", "default", 0)), marked(node("y", "default", 0))), want: 1},
+		{name: "a node whose instance is shutting down after its drain counts in neither the nodes nor those disrupted",
+			budgets: []v1alpha1.Budget{budget("2", "", 0)}, nodes: append(nodes(3, "default"), terminating(marked(node("x", "default", 0)))), want: 2},
 		{name: "nodes that are not Ready count against the budget",
 			budgets: []v1alpha1.Budget{budget("2", "", 0)}, nodes: append(nodes(3, "default"), notReady(node("x", "default", 0))), want: 1},
 		{name: "nodes of commands not yet executed count against the budget",

@@ -185,6 +185,12 @@ func marked(sn *scheduler.StateNode) *scheduler.StateNode {
 	return sn
 }
 
+func terminating(sn *scheduler.StateNode) *scheduler.StateNode {
+	sn.NodeClaim.Status.Conditions = append(sn.NodeClaim.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionInstanceTerminating,
+		Status: metav1.ConditionTrue, Reason: "Drained", LastTransitionTime: metav1.NewTime(epoch)})
+	return sn
+}
+
 func drifted(sn *scheduler.StateNode) *scheduler.StateNode {
 	sn.NodeClaim.Status.Conditions = append(sn.NodeClaim.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionDrifted,
 		Status: metav1.ConditionTrue, Reason: "NodePoolDrifted", LastTransitionTime: metav1.NewTime(epoch)})

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/arczonalshift"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,8 +20,8 @@ import (
 )
 
 // TestZonalShiftKeepsLaunchesOutOfTheZoneOnTheBed: with an ARC zonal shift
-// of the bed's cluster away from its first zone, started in the emulator
-// before the controller starts, pods that prefer that zone (and allow a
+// of the bed's cluster away from its first zone, started through the real
+// ARC client before the controller starts, pods that prefer that zone (and allow a
 // second) launch only in the second, stowage_aws_zonal_shift_active says so,
 // and a pod that may run only in the zone pends with a FailedScheduling event
 // naming the shift; once the shift is cancelled and the controller has read that (every
@@ -30,14 +32,19 @@ func TestZonalShiftKeepsLaunchesOutOfTheZoneOnTheBed(t *testing.T) {
 	zones := b.Emulator.Zones()
 	shifted, other := zones[0], zones[1]
 	arn := "arn:aws:eks:" + testbed.Region + ":123456789012:cluster/" + b.Cluster
-	shift := b.Emulator.StartZonalShift(arn, shifted.ID, "e2e: "+shifted.Name+" impaired", time.Hour)
+	arc := b.Clients.ARC.(*arczonalshift.Client) // the administrator's
+	shift, err := arc.StartZonalShift(t.Context(), &arczonalshift.StartZonalShiftInput{ResourceIdentifier: awssdk.String(arn),
+		AwayFrom: awssdk.String(shifted.ID), ExpiresIn: awssdk.String("1h"), Comment: awssdk.String("e2e: " + shifted.Name + " impaired")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	b.create(nodeClass(), onDemandPool(poolName, 0), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	r := b.startReplica("shift", replicaOptions{releaseOnCancel: true})
 	b.waitElected(r, 30*time.Second)
 
 	b.create(preferringZone(ns, "during", shifted.Name, other.Name), pinnedTo(ns, "pinned", shifted.Name))
 	b.eventually(settle, b.running(ns, "during", 2))
-	b.eventually(settle, b.pendingFor(ns, "pinned", "zone "+shifted.Name+": zonal shift away from "+shifted.ID+": zonal shift "+shift.ID))
+	b.eventually(settle, b.pendingFor(ns, "pinned", "zone "+shifted.Name+": zonal shift away from "+shifted.ID+": zonal shift "+awssdk.ToString(shift.ZonalShiftId)))
 	if zs := b.instanceZones(); len(zs[shifted.Name]) > 0 || len(zs[other.Name]) == 0 {
 		t.Fatalf("instances by zone %v during the shift away from %s, want them all in %s", zs, shifted.Name, other.Name)
 	}
@@ -46,7 +53,9 @@ func TestZonalShiftKeepsLaunchesOutOfTheZoneOnTheBed(t *testing.T) {
 	if v := testutil.ToFloat64(gauge); v != 1 {
 		t.Errorf("stowage_aws_zonal_shift_active{zone_id=%q} = %v during the shift, want 1", shifted.ID, v)
 	}
-	b.Emulator.CancelZonalShift(shift.ID)
+	if _, err := arc.CancelZonalShift(t.Context(), &arczonalshift.CancelZonalShiftInput{ZonalShiftId: shift.ZonalShiftId}); err != nil {
+		t.Fatal(err)
+	}
 	b.eventually(time.Minute, func() error { // the controller's next read of the shifts
 		if v := testutil.ToFloat64(gauge); v != 0 {
 			return fmt.Errorf("stowage_aws_zonal_shift_active{zone_id=%q} = %v, want 0 once the shift is cancelled", shifted.ID, v)

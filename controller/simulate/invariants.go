@@ -56,6 +56,15 @@ const (
 	// its controller creates in its stead, within Bounds.Restart: the
 	// disruption evicts only pods that have a home now.
 	InvariantEvictedRuns Invariant = "evicted-runs"
+	// InvariantPDB: no Ready pod leaves a node a voluntary disruption takes
+	// away (consolidation, emptiness, drift, return, expiry) while its
+	// PodDisruptionBudget has no disruption to spare: counted afresh from the
+	// pods once it is gone, by the simulator's own disruption controller
+	// (pdb.go), the budget keeps the healthy pods it desires. The simulated
+	// Eviction API refuses such an eviction; this catches any other way out
+	// (a delete, a node terminated under its pods, an eviction counted on a
+	// stale status).
+	InvariantPDB Invariant = "pdb"
 	// InvariantAllocatable: every Node registers the allocatable its claim
 	// was planned with: the simulator's kubelet computes it from the user
 	// data by nodeadm's or Bottlerocket's rules (internal/nodeboot), the

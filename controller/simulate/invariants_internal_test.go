@@ -82,6 +82,7 @@ func (s *sabotage) end(w *world) { s.check.end(w) }
 func (s *sabotage) lost(w *world, sp *simPod, instance string) {
 	s.check.lost(w, sp, instance)
 }
+func (s *sabotage) left(w *world, pod *corev1.Pod) { s.check.left(w, pod) }
 
 // runBroken replays the scenario with Stowage, breaking it as break_ does,
 // and returns what the invariants found.

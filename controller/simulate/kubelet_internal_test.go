@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/stowage-dev/stowage/controller/provisioning"
 )
 
@@ -15,6 +17,7 @@ func (atEnd) published(*world, []provisioning.Event) {}
 func (atEnd) warned(*world, string, string, string)  {}
 func (f atEnd) end(w *world)                         { f(w) }
 func (atEnd) lost(*world, *simPod, string)           {}
+func (atEnd) left(*world, *corev1.Pod)               {}
 
 // TestEveryNodeRunsItsDaemonSetPod: a Stowage node registers with the taint
 // its user data gives until its NodeClaim's registration lifts it; the

@@ -1,6 +1,10 @@
 package simulate
 
-import "github.com/stowage-dev/stowage/controller/provisioning"
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/stowage-dev/stowage/controller/provisioning"
+)
 
 // observer watches a run without changing it: it is told after every instant
 // the world steps, of every event the provisioner publishes and every warning
@@ -16,6 +20,8 @@ type observer interface {
 	end(w *world)
 	// lost hears of a pod still on an instance when the instance terminated.
 	lost(w *world, sp *simPod, instance string)
+	// left hears of a pod being deleted or gone, as it was last stored.
+	left(w *world, pod *corev1.Pod)
 }
 
 func (w *world) observeInstant() {
@@ -45,5 +51,11 @@ func (w *world) observeEnd() {
 func (w *world) observeLost(sp *simPod, instance string) {
 	if w.observer != nil {
 		w.observer.lost(w, sp, instance)
+	}
+}
+
+func (w *world) observeLeft(pod *corev1.Pod) {
+	if w.observer != nil {
+		w.observer.left(w, pod)
 	}
 }

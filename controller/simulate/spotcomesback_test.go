@@ -27,12 +27,16 @@ const (
 )
 
 // TestSpotComesBack replays the user's storm (all c7i/m7i spot short from
-// 15m to 50m while the web tier triples) checked, for seeds 1 to 5: the
-// fallback fleet is packed about as a from-scratch solve packs its pods,
-// every on-demand node is gone 30 minutes after spot returns, and no pod is
-// lost nor any invariant broken.
+// 15m to 50m while the web tier triples), with a PodDisruptionBudget of
+// maxUnavailable: 1 on web, checked for seeds 1 to 5: the fallback fleet
+// is packed about as a from-scratch solve packs its pods, every on-demand
+// node is gone 30 minutes after spot returns, and no pod is lost nor any
+// invariant broken, the PDB's (simulate.InvariantPDB) among them.
 func TestSpotComesBack(t *testing.T) {
 	s := readScenario(t, "testdata/spot-comes-back.yaml")
+	if len(s.PodDisruptionBudgets) != 1 || s.PodDisruptionBudgets[0].Spec.MaxUnavailable.String() != "1" {
+		t.Fatal("the scenario has no PodDisruptionBudget of maxUnavailable: 1 on web")
+	}
 	for seed := range int64(5) {
 		seed++
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -73,6 +74,7 @@ type stowageSystem struct {
 	reconcilers map[reconciler]reconcile.Reconciler
 	gc          *garbagecollection.Controller
 	disruption  *disruption.Controller
+	termination *termination.Controller
 	// expiry and blockEnds are the expiration and capacity block
 	// controllers' alarms, delivered by the simulator since it never starts
 	// them as sources.
@@ -128,6 +130,7 @@ func newStowageSystem(w *world) *stowageSystem {
 	}
 	repairs := repair.New(w.clk, w.kube, repair.Options{Recorder: recorder})
 	sys.repairs = repairs.Alarms()
+	sys.termination = term
 	sys.reconcilers = map[reconciler]reconcile.Reconciler{
 		lifecycleCtl:         lifecycle.New(w.clk, w.kube, sys.cloud, lifecycle.Options{Recorder: recorder}),
 		terminationCtl:       term,
@@ -151,6 +154,7 @@ func newStowageSystem(w *world) *stowageSystem {
 		sys.track(obj, gone)
 		sys.wake(obj)
 		sys.podEvent(obj, gone)
+		sys.pdbEvent(obj, gone)
 		sys.triggers.Observe(obj, gone)
 	}
 	now := w.clk.Now()
@@ -218,6 +222,22 @@ func (sys *stowageSystem) podEvent(obj client.Object, gone bool) {
 			node = old.Spec.NodeName
 		}
 		sys.due.set(dueKey{podEventsCtl, node}, sys.w.clk.Now())
+	}
+}
+
+// pdbEvent is the termination controllers' PodDisruptionBudget watch: a
+// budget that allows a disruption again wakes the drains it refused.
+func (sys *stowageSystem) pdbEvent(obj client.Object, gone bool) {
+	pdb, ok := obj.(*policyv1.PodDisruptionBudget)
+	if !ok {
+		return
+	}
+	claims, nodes := sys.termination.WokenBy(pdb, gone)
+	for _, name := range claims {
+		sys.due.set(dueKey{terminationCtl, name}, sys.w.clk.Now())
+	}
+	for _, name := range nodes {
+		sys.due.set(dueKey{nodeTerminationCtl, name}, sys.w.clk.Now())
 	}
 }
 

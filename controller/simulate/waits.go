@@ -18,16 +18,18 @@ import (
 )
 
 // waitWatch finds why pods wait, for the report's Waits. It keeps, per pod,
-// what held it back last: the provisioner's last word on it (a nomination,
-// or a refusal looked into when it is made: a NodeClass not Ready, pools at
+// what held it back longest: the provisioner's word on it (a nomination, or
+// a refusal looked into when it is made: a NodeClass not Ready, pools at
 // their limits, a drain held) and the launch failures of the claims it was
 // nominated to. Only Stowage's run has one.
 type waitWatch struct {
 	launch *launchability
 	// at is the instant launch's pool rooms were counted at.
 	at time.Time
-	// pod key -> what held it back last
+	// pod key -> what holds it back now
 	holds map[string]hold
+	// pod key -> what held it back longest before that
+	longest map[string]pastHold
 	// claim name -> the pods nominated to it
 	nominated map[string][]string
 	// pool name -> node name -> what holds its drain back
@@ -37,7 +39,34 @@ type waitWatch struct {
 	waits report.Waits
 }
 
-type hold struct{ kind, reason string }
+type hold struct {
+	kind, reason string
+	since        time.Time // when it began holding the pod back
+}
+
+// pastHold is a hold that ended, and how long it lasted.
+type pastHold struct {
+	hold
+	lasted time.Duration
+}
+
+// set records what holds the pod back from now: a repeat of its current hold
+// keeps its start; another files the current one away when it held the pod
+// longer than any before, so that the report names what held the pod
+// longest, not what came last (pods a zone spread held for an hour while
+// their zone was lost, then a launch for a few seconds, waited for the
+// spread).
+func (ww *waitWatch) set(key string, h hold, now time.Time) {
+	cur, ok := ww.holds[key]
+	if ok && cur.kind == h.kind && cur.reason == h.reason {
+		return
+	}
+	if d := now.Sub(cur.since); ok && d > ww.longest[key].lasted {
+		ww.longest[key] = pastHold{cur, d}
+	}
+	h.since = now
+	ww.holds[key] = h
+}
 
 // heldDrain is a node whose drain (or disruption) is held back, and until
 // when that is known to hold.
@@ -52,12 +81,13 @@ type heldDrain struct {
 const refusalFresh = termination.DefaultEvictionRetryMax + 10*time.Second
 
 func newWaitWatch(s *Scenario) *waitWatch {
-	return &waitWatch{launch: newLaunchability(s), holds: map[string]hold{}, nominated: map[string][]string{},
+	return &waitWatch{launch: newLaunchability(s), holds: map[string]hold{}, longest: map[string]pastHold{}, nominated: map[string][]string{},
 		held: map[string]map[string]heldDrain{}, pools: map[*workloadState][]poolFit{}}
 }
 
 // published hears the provisioner's word on pods.
 func (ww *waitWatch) published(w *world, evs []provisioning.Event) {
+	now := w.clk.Now()
 	for _, ev := range evs {
 		pod, ok := ev.Object.(*corev1.Pod)
 		if !ok {
@@ -66,7 +96,7 @@ func (ww *waitWatch) published(w *world, evs []provisioning.Event) {
 		key := pod.Namespace + "/" + pod.Name
 		switch ev.Reason {
 		case provisioning.ReasonWaitingForBatch:
-			ww.holds[key] = hold{report.WaitSolveBound, solveBoundWait}
+			ww.set(key, hold{kind: report.WaitSolveBound, reason: solveBoundWait}, now)
 		case provisioning.ReasonNominated:
 			if ww.holds[key].kind == report.WaitSolveBound {
 				// The bound is what held it back, unless its launch fails.
@@ -76,14 +106,14 @@ func (ww *waitWatch) published(w *world, evs []provisioning.Event) {
 				continue
 			}
 			if claim, isClaim := ev.Related.(*v1alpha1.NodeClaim); isClaim {
-				ww.holds[key] = hold{report.WaitLaunching, "nominated to nodeclaim " + claim.Name + ", not Ready yet"}
+				ww.set(key, hold{kind: report.WaitLaunching, reason: "nominated to nodeclaim " + claim.Name + ", not Ready yet"}, now)
 				ww.nominated[claim.Name] = append(ww.nominated[claim.Name], key)
 			} else {
-				ww.holds[key] = hold{report.WaitLaunching, "nominated to node " + ev.Related.GetName()}
+				ww.set(key, hold{kind: report.WaitLaunching, reason: "nominated to node " + ev.Related.GetName()}, now)
 			}
 		case provisioning.ReasonFailedScheduling:
 			if sp, tracked := w.pods[key]; tracked {
-				ww.holds[key] = ww.refused(w, sp, ev.Message)
+				ww.set(key, ww.refused(w, sp, ev.Message), now)
 			}
 		}
 	}
@@ -95,7 +125,7 @@ const solveBoundWait = "a batch's solve reached its time bound before the pod's 
 
 // launchFailed puts the pods nominated to the claim down to its failure.
 func (ww *waitWatch) launchFailed(w *world, claim *v1alpha1.NodeClaim, err error) {
-	h := hold{report.WaitLaunchFailed, err.Error()}
+	h := hold{kind: report.WaitLaunchFailed, reason: err.Error()}
 	switch {
 	case cloudprovider.IsInsufficientCapacityError(err):
 		h.kind = report.WaitShortage
@@ -108,7 +138,7 @@ func (ww *waitWatch) launchFailed(w *world, claim *v1alpha1.NodeClaim, err error
 		}
 	}
 	for _, key := range ww.nominated[claim.Name] {
-		ww.holds[key] = h
+		ww.set(key, h, w.clk.Now())
 	}
 	delete(ww.nominated, claim.Name)
 }
@@ -149,23 +179,23 @@ func (ww *waitWatch) heldIn(pool string, now time.Time) (string, bool) {
 func (ww *waitWatch) refused(w *world, sp *simPod, message string) hold {
 	pools := ww.poolsOf(sp.workload)
 	if len(pools) == 0 {
-		return hold{report.WaitProvisioner, message}
+		return hold{kind: report.WaitProvisioner, reason: message}
 	}
 	if why, ok := ww.noReadyClass(w, pools); ok {
-		return hold{report.WaitNodeClassNotReady, why}
+		return hold{kind: report.WaitNodeClassNotReady, reason: why}
 	}
 	if allShort(w, pools) {
-		return hold{report.WaitShortage, "every offering its pools allow is short: " + message}
+		return hold{kind: report.WaitShortage, reason: "every offering its pools allow is short: " + message}
 	}
 	if !ww.atLimits(w, pools) {
-		return hold{report.WaitProvisioner, message}
+		return hold{kind: report.WaitProvisioner, reason: message}
 	}
 	for _, pf := range pools {
 		if why, ok := ww.heldIn(pf.pool.Name, w.clk.Now()); ok {
-			return hold{report.WaitDrainHeld, fmt.Sprintf("nodepool %s is at its limits, and %s", pf.pool.Name, why)}
+			return hold{kind: report.WaitDrainHeld, reason: fmt.Sprintf("nodepool %s is at its limits, and %s", pf.pool.Name, why)}
 		}
 	}
-	return hold{report.WaitPoolLimit, fmt.Sprintf("nodepool %s is at its limits: %s", pools[0].pool.Name, message)}
+	return hold{kind: report.WaitPoolLimit, reason: fmt.Sprintf("nodepool %s is at its limits: %s", pools[0].pool.Name, message)}
 }
 
 // noReadyClass says why, when no pool has a Ready NodeClass.
@@ -259,13 +289,17 @@ func (w *world) waited(sp *simPod, ran bool, at time.Time) {
 		return
 	}
 	h, ok := ww.holds[sp.key]
+	if past, had := ww.longest[sp.key]; had && (!ok || past.lasted > at.Sub(h.since)) {
+		h, ok = past.hold, true
+	}
 	delete(ww.holds, sp.key)
+	delete(ww.longest, sp.key)
 	d := at.Sub(sp.created)
 	if ran && d <= report.LongWait || !ran && d <= provisioning.DefaultBatchMaxDuration {
 		return
 	}
 	if !ok {
-		h = hold{report.WaitUnexplained, "no reason was recorded"}
+		h = hold{kind: report.WaitUnexplained, reason: "no reason was recorded"}
 	}
 	ww.waits.Add(h.kind, h.reason, sp.key, d, ran)
 }

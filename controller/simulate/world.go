@@ -314,6 +314,7 @@ func (w *world) observe(obj client.Object, gone bool) {
 		return
 	}
 	if sp, tracked := w.pods[pod.Namespace+"/"+pod.Name]; tracked {
+		w.observeLeft(pod)
 		w.forget(sp)
 	}
 }

@@ -24,7 +24,8 @@ const (
 // toleration runs out, then lose them all; the web tier (no spread) runs
 // again in the other zones, nothing launches in the lost zone while it is
 // out, and api's DoNotSchedule zone spread leaves its lost replicas pending,
-// with the spread as their reason.
+// every one reported with the spread as its reason (not the launch that
+// followed the zone's return).
 func TestALostZonesPodsAreEvictedWhenTheirTolerationRunsOut(t *testing.T) {
 	rep, violations, err := simulate.RunChecked(t.Context(), readScenario(t, "testdata/zone-outage.yaml"), simulate.Options{})
 	if err != nil {
@@ -68,8 +69,9 @@ func TestALostZonesPodsAreEvictedWhenTheirTolerationRunsOut(t *testing.T) {
 	if d, ok := z.ToAllRunning(); !ok || d < outageUntil-outageFrom {
 		t.Errorf("every pod Running again %v after the outage began (%v), want after the zone came back: api's spread needs it", d, ok)
 	}
-	if !spreadWait(stowage) {
-		t.Errorf("no wait says the zone spread held api back: %+v", stowage.Waits)
+	if spread, other := apiWaits(stowage); spread == 0 || other != 0 {
+		t.Errorf("the report puts %d api pods' waits down to the zone spread and %d to something else, want every one to the spread "+
+			"(it held them while the zone was out, longer than anything after): %+v", spread, other, stowage.Waits)
 	}
 }
 
@@ -90,13 +92,19 @@ func tierNamed(s report.System, name string) report.Tier {
 	return report.Tier{}
 }
 
-func spreadWait(s report.System) bool {
+// apiWaits counts the api pods whose long waits the report puts down to
+// their zone spread, and those it puts down to anything else.
+func apiWaits(s report.System) (spread, other int) {
 	for _, w := range s.Waits {
-		if strings.HasPrefix(w.Example, "default/api-") && strings.Contains(w.Reason, "topology spread on topology.kubernetes.io/zone") {
-			return true
+		switch {
+		case !strings.HasPrefix(w.Example, "default/api-"):
+		case strings.Contains(w.Reason, "topology spread on topology.kubernetes.io/zone"):
+			spread += w.Pods
+		default:
+			other += w.Pods
 		}
 	}
-	return false
+	return spread, other
 }
 
 func TestBadZoneOutagesNameTheField(t *testing.T) {
@@ -159,4 +167,46 @@ func TestNodeRepairReplacesTheNodeALostZoneKeeps(t *testing.T) {
 	if z := stowage.ZoneOutages[0]; z.PodsLost != 1 || z.AllRunning.IsZero() {
 		t.Errorf("outage %+v, want the zonal pod lost and running again", z)
 	}
+}
+
+// After a lost zone, the pods it held are re-provisioned in priority order:
+// once their toleration runs out they are all pending at once, more than one
+// bounded solve can place, and every lost checkout pod (high priority) runs
+// while lost batch pods (low) still wait; all run in the end. The pod names
+// sort against the priorities, so the order comes from the priorities.
+func TestALostZonesPodsComeBackInPriorityOrder(t *testing.T) {
+	rep, violations, err := simulate.RunChecked(t.Context(), readScenario(t, "testdata/zone-outage-priorities.yaml"), simulate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range violations {
+		t.Errorf("%s", v)
+	}
+	stowage := system(t, rep, simulate.SystemStowage)
+	if len(stowage.ZoneOutages) != 1 || stowage.ZoneOutages[0].PodsLost < 20 {
+		t.Fatalf("zone outages %+v, want the scenario's one, with a third of the pods lost", stowage.ZoneOutages)
+	}
+	const from = 10 * time.Minute
+	evicted := int((from + 50*time.Second + 300*time.Second) / rep.Step)
+	checkout, batch := stowage.Series.PendingByTier["checkout"], stowage.Series.PendingByTier["batch"]
+	if checkout[evicted+1] == 0 || batch[evicted+1] == 0 {
+		t.Fatalf("pending just after the eviction: checkout %d, batch %d; want both lost pods pending", checkout[evicted+1], batch[evicted+1])
+	}
+	back := func(pending []int) int {
+		for i := evicted + 1; i < len(pending); i++ {
+			if pending[i] == 0 {
+				return i
+			}
+		}
+		return len(pending)
+	}
+	c, b := back(checkout), back(batch)
+	if c >= len(checkout) || b >= len(batch) {
+		t.Fatalf("checkout pending until sample %d, batch until %d, of %d: want every pod running again", c, b, len(checkout))
+	}
+	if batch[c] == 0 {
+		t.Errorf("every lost checkout pod ran %v after the eviction, when no batch pod was pending any more (they ran by %v): want checkout first",
+			time.Duration(c-evicted)*rep.Step, time.Duration(b-evicted)*rep.Step)
+	}
+	t.Logf("after the eviction: checkout all running in %v, batch in %v", time.Duration(c-evicted)*rep.Step, time.Duration(b-evicted)*rep.Step)
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
@@ -130,9 +131,11 @@ func New(clk clock.Clock, kube client.Client, cloud cloudprovider.CloudProvider,
 }
 
 // +kubebuilder:rbac:groups=stowage.dev,resources=nodeclaims,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups=stowage.dev,resources=nodeclaims/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Register adds both controllers to mgr: one for NodeClaims and one for
@@ -150,6 +153,7 @@ func (c *Controller) Register(mgr manager.Manager) error {
 	if err := builder.ControllerManagedBy(mgr).
 		Named(Name).
 		For(&v1alpha1.NodeClaim{}, deleting).
+		Watches(&policyv1.PodDisruptionBudget{}, c.pdbHandler(false)).
 		WatchesRawSource(c.alarms).
 		WithOptions(controller.Options{MaxConcurrentReconciles: c.opts.Workers}).
 		Complete(c); err != nil {
@@ -158,6 +162,7 @@ func (c *Controller) Register(mgr manager.Manager) error {
 	return builder.ControllerManagedBy(mgr).
 		Named(NodeControllerName).
 		For(&corev1.Node{}, deleting).
+		Watches(&policyv1.PodDisruptionBudget{}, c.pdbHandler(true)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: c.opts.Workers}).
 		Complete(&nodeReconciler{terminator: c.terminator})
 }

@@ -46,6 +46,7 @@ func (t *terminator) drain(ctx context.Context, j job) (time.Duration, error) {
 		t.moved.forget(j.key)
 		t.released.forget(j.key)
 		t.awaited.forget(j.key)
+		t.refused.set(j.key, nil)
 		t.forgetWait(j.key)
 		return 0, nil
 	}
@@ -117,9 +118,12 @@ func toEvict(waiting []*corev1.Pod, now time.Time) []*corev1.Pod {
 
 // evictAll evicts the pods through the Eviction API and reports whether any
 // eviction went through, and whether any was refused (429: a PDB allows no
-// disruption now). A pod already
-// evicted is skipped even if the cache does not show it terminating yet.
+// disruption now); the refused pods are remembered for the PDB watch
+// (pdbwake.go). A pod already evicted is skipped even if the cache does not
+// show it terminating yet.
 func (t *terminator) evictAll(ctx context.Context, j job, pods []*corev1.Pod) (evicted, refused bool, err error) {
+	var held []refusedPod
+	defer func() { t.refused.set(j.key, held) }()
 	for _, pod := range pods {
 		if t.moved.has(j.key, pod.UID) {
 			continue
@@ -130,6 +134,8 @@ func (t *terminator) evictAll(ctx context.Context, j job, pods []*corev1.Pod) (e
 		}
 		if ok {
 			t.moved.add(j.key, pod.UID)
+		} else {
+			held = append(held, refusedPodOf(pod.Namespace, pod.Labels))
 		}
 		evicted, refused = evicted || ok, refused || !ok
 	}

@@ -31,13 +31,18 @@ func start(t *testing.T) *nodeclaimtest.Env { return startWith(t, nil) }
 // startWith is start with Homes set (nil for none).
 func startWith(t *testing.T, homes termination.Homes) *nodeclaimtest.Env {
 	t.Helper()
+	return startOpts(t, termination.Options{
+		DrainPollInterval: 100 * time.Millisecond, InstancePollInterval: 100 * time.Millisecond,
+		EvictionRetryBase: 100 * time.Millisecond, EvictionRetryMax: 500 * time.Millisecond, Homes: homes,
+	})
+}
+
+// startOpts is start with the termination controllers' options.
+func startOpts(t *testing.T, opts termination.Options) *nodeclaimtest.Env {
+	t.Helper()
 	e := nodeclaimtest.New(t)
 	if err := lifecycle.New(e.Clock, e.Mgr.GetClient(), e.Cloud, lifecycle.Options{}).Register(e.Mgr); err != nil {
 		t.Fatalf("registering the lifecycle controller: %v", err)
-	}
-	opts := termination.Options{
-		DrainPollInterval: 100 * time.Millisecond, InstancePollInterval: 100 * time.Millisecond,
-		EvictionRetryBase: 100 * time.Millisecond, EvictionRetryMax: 500 * time.Millisecond, Homes: homes,
 	}
 	if err := termination.New(e.Clock, e.Mgr.GetClient(), e.Cloud, opts).Register(e.Mgr); err != nil {
 		t.Fatalf("registering the termination controllers: %v", err)

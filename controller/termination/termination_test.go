@@ -167,3 +167,23 @@ func TestDeletingANodeNoClaimOwnsDrainsItAndTerminatesItsInstance(t *testing.T) 
 		t.Errorf("instance %s is still running", created.Status.ProviderID)
 	}
 }
+
+// TestADrainedClaimIsMarkedInstanceTerminating: once its node is drained
+// and the cloud accepted the termination, a claim says so
+// (InstanceTerminating, which disruption budgets no longer count) for as
+// long as its instance shuts down, and goes once the instance is gone.
+func TestADrainedClaimIsMarkedInstanceTerminating(t *testing.T) {
+	e := start(t)
+	pool := e.NodePool(nil)
+	e.Create(pool)
+	claim, node := registered(t, e, pool)
+	e.Cloud.HoldDeletes(true)
+
+	e.Delete(claim)
+	e.Eventually(settle, isTrue(e, claim, v1alpha1.ConditionInstanceTerminating))
+	if !e.Cloud.Live(e.Ctx, claim.Status.ProviderID) {
+		t.Fatal("the instance is gone while the cloud holds its termination")
+	}
+	e.Cloud.HoldDeletes(false)
+	finished(e, claim, node, claim.Status.ProviderID)
+}

@@ -3,11 +3,13 @@ package termination
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -31,6 +33,8 @@ type terminator struct {
 	// released and awaited are the jobs whose drain has started, and those
 	// that were held for their pods' replacement (keyed by job, uid "").
 	released, awaited movedPods
+	// refused are the pods of each job whose last eviction a PDB refused.
+	refused refusals
 	// waitStart is job key -> when its drain first waited for a replacement.
 	waitMu    sync.Mutex
 	waitStart map[string]time.Time
@@ -61,7 +65,7 @@ func (t *terminator) terminate(ctx context.Context, j job) (time.Duration, error
 		return 0, err
 	}
 	if !gone {
-		return t.opts.InstancePollInterval, nil
+		return t.opts.InstancePollInterval, t.markTerminating(ctx, j)
 	}
 	if j.node != nil {
 		return 0, t.removeNode(ctx, j)
@@ -81,6 +85,22 @@ func (t *terminator) terminateInstance(ctx context.Context, claim *v1alpha1.Node
 		return false, fmt.Errorf("terminating instance %s of nodeclaim %s: %w", claim.Status.ProviderID, claim.Name, err)
 	}
 	return false, nil
+}
+
+// markTerminating sets the claim's InstanceTerminating condition once its
+// drain is done and the cloud accepted the termination, so that disruption
+// budgets stop counting its node. A Node no claim owns has none to set.
+func (t *terminator) markTerminating(ctx context.Context, j job) error {
+	if !strings.HasPrefix(j.key, "nodeclaim/") || nodeclaim.IsTrue(j.claim, v1alpha1.ConditionInstanceTerminating) {
+		return nil
+	}
+	stored := j.claim.DeepCopy()
+	nodeclaim.SetCondition(j.claim, v1alpha1.ConditionInstanceTerminating, metav1.ConditionTrue, "Drained",
+		"the node is drained and its instance is shutting down", t.clk.Now())
+	if err := t.kube.Status().Patch(ctx, j.claim, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("marking nodeclaim %s terminating: %w", j.claim.Name, err)
+	}
+	return nil
 }
 
 // removeNode lets the Node go: its finalizer is removed first, so that the

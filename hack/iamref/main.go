@@ -21,7 +21,7 @@ import (
 // creation, a passed role, a service-linked role created on first use). The
 // emulator refuses, as an internal error, to authorize an action missing here.
 var actions = map[string][]string{
-	"arc-zonal-shift": {"ListAutoshifts", "ListZonalShifts"},
+	"arc-zonal-shift": {"CancelZonalShift", "GetManagedResource", "ListAutoshifts", "ListZonalShifts", "StartZonalShift", "UpdateZonalShift"},
 	"ec2": {"CreateFleet", "CreateLaunchTemplate", "CreateTags", "DeleteLaunchTemplate", "DescribeAvailabilityZones",
 		"DescribeCapacityReservations", "DescribeImages", "DescribeInstanceTypeOfferings", "DescribeInstanceTypes",
 		"DescribeInstances", "DescribeLaunchTemplates", "DescribeSecurityGroups", "DescribeSpotPriceHistory", "DescribeSubnets",

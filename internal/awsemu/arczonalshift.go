@@ -1,11 +1,11 @@
 package awsemu
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -23,29 +23,6 @@ type ZonalShift struct {
 type Autoshift struct {
 	AwayFrom   string
 	Start, End time.Time
-}
-
-// StartZonalShift shifts the resource away from the zone (its ID) for
-// expiresIn, as arc-zonal-shift:StartZonalShift does.
-func (e *Emulator) StartZonalShift(resource, awayFrom, comment string, expiresIn time.Duration) ZonalShift {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	now := e.clk.Now()
-	s := ZonalShift{ID: fmt.Sprintf("%08x-0000-4000-8000-%012d", len(e.zonalShifts)+1, len(e.zonalShifts)+1),
-		ResourceIdentifier: resource, AwayFrom: awayFrom, Comment: comment, Start: now, Expiry: now.Add(expiresIn)}
-	e.zonalShifts = append(e.zonalShifts, s)
-	return s
-}
-
-// CancelZonalShift ends a zonal shift before its expiry.
-func (e *Emulator) CancelZonalShift(id string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for i := range e.zonalShifts {
-		if e.zonalShifts[i].ID == id {
-			e.zonalShifts[i].Canceled = true
-		}
-	}
 }
 
 // StartAutoshift starts an autoshift away from the zone (its ID); EndAutoshift completes it.
@@ -77,14 +54,22 @@ func (s ZonalShift) status(now time.Time) string {
 	return "EXPIRED"
 }
 
-// arcAction names the ARC zonal shift operation a request calls: the service
-// speaks JSON over REST (GET /zonalshifts is ListZonalShifts).
+// arcActions name the ARC zonal shift operations by method and path (an
+// identifier's segment as {}): the service speaks JSON over REST.
+var arcActions = map[string]string{
+	"GET /zonalshifts": "ListZonalShifts", "GET /autoshifts": "ListAutoshifts", "POST /zonalshifts": "StartZonalShift",
+	"PATCH /zonalshifts/{}": "UpdateZonalShift", "DELETE /zonalshifts/{}": "CancelZonalShift",
+	"GET /managedresources/{}": "GetManagedResource",
+}
+
+// arcAction names the ARC zonal shift operation a request calls.
 func arcAction(r *http.Request) string {
-	switch {
-	case r.Method == http.MethodGet && r.URL.Path == "/zonalshifts":
-		return "ListZonalShifts"
-	case r.Method == http.MethodGet && r.URL.Path == "/autoshifts":
-		return "ListAutoshifts"
+	path := strings.TrimSuffix(r.URL.EscapedPath(), "/")
+	if parts := strings.Split(strings.TrimPrefix(path, "/"), "/"); len(parts) == 2 {
+		path = "/" + parts[0] + "/{}"
+	}
+	if a, ok := arcActions[r.Method+" "+path]; ok {
+		return a
 	}
 	return r.Method + " " + r.URL.Path
 }
@@ -103,6 +88,9 @@ func (e *Emulator) serveARC(w http.ResponseWriter, req request) {
 	case "ListAutoshifts":
 		items, apiErr = e.listAutoshifts(orDefault(q.Get("status"), "ACTIVE"))
 	default:
+		if e.serveARCShift(w, req) {
+			return
+		}
 		apiErr = &APIError{"UnknownOperationException", "unknown ARC zonal shift operation " + req.action}
 	}
 	if apiErr != nil {

@@ -21,6 +21,12 @@ type EKSCluster struct {
 	// ServiceIPv4CIDR, ServiceIPv6CIDR and IPFamily (ipv4 or ipv6) are the
 	// cluster's kubernetesNetworkConfig; an IPv6 cluster has both CIDRs.
 	ServiceIPv4CIDR, ServiceIPv6CIDR, IPFamily string
+	// ZonalShift is the cluster's zonalShiftConfig.enabled: ARC manages the
+	// cluster (its ARN), so that zonal shifts of it may be started.
+	ZonalShift bool
+	// ZonalAutoshift is ARC's zonal autoshift status of the cluster
+	// (ENABLED): AWS's autoshifts then apply to it.
+	ZonalAutoshift bool
 }
 
 // AddEKSCluster registers (or replaces) a cluster.
@@ -81,6 +87,7 @@ func (e *Emulator) describeCluster(name string) (any, *APIError) {
 		"certificateAuthority":    map[string]string{"data": base64.StdEncoding.EncodeToString(c.CAData)},
 		"roleArn":                 "arn:aws:iam::" + e.cfg.AccountID + ":role/eks-cluster",
 		"kubernetesNetworkConfig": networkConfig(c),
+		"zonalShiftConfig":        map[string]bool{"enabled": c.ZonalShift},
 	}}, nil
 }
 

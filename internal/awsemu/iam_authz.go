@@ -28,12 +28,13 @@ var authorizers = map[string]authorizer{
 
 // serviceAuthorizers cover every other call of a service.
 var serviceAuthorizers = map[string]authorizer{
-	"iam":    (*Emulator).authzIAM,
-	"sqs":    (*Emulator).authzSQS,
-	"eks":    (*Emulator).authzEKS,
-	"lambda": (*Emulator).authzLambda,
-	"logs":   (*Emulator).authzLogs,
-	"events": (*Emulator).authzEvents,
+	"iam":             (*Emulator).authzIAM,
+	"sqs":             (*Emulator).authzSQS,
+	"eks":             (*Emulator).authzEKS,
+	"lambda":          (*Emulator).authzLambda,
+	"logs":            (*Emulator).authzLogs,
+	"events":          (*Emulator).authzEvents,
+	"arc-zonal-shift": (*Emulator).authzARC,
 }
 
 func (e *Emulator) authRequests(req request, action string) ([]authRequest, *policy) {

@@ -33,6 +33,14 @@ type refType struct {
 	keys []string
 }
 
+// alternativeTypes are the actions whose required resource types are
+// alternatives (a call names one load balancer, of either type) and which
+// AWS also authorizes on "*", for a resource of a type the reference does
+// not list: ARC's zonal shift calls on an EKS cluster, scoped by
+// arc-zonal-shift:ResourceIdentifier (ARC's IAM guide for zonal shift).
+var alternativeTypes = map[string]bool{"arc-zonal-shift:StartZonalShift": true, "arc-zonal-shift:UpdateZonalShift": true,
+	"arc-zonal-shift:CancelZonalShift": true, "arc-zonal-shift:GetManagedResource": true}
+
 // checkReference holds a call's authorizations to AWS's reference, so that
 // the emulator asks for what AWS would and nothing else: every action is in
 // the reference; each resource is "*" for an action without resource types,
@@ -61,6 +69,9 @@ func checkReference(reqs []authRequest) error {
 		}
 	}
 	for action, types := range asked {
+		if alternativeTypes[action] {
+			continue
+		}
 		for _, rt := range iamReference[action].resources {
 			if rt.required && !types[rt.typ] {
 				return fmt.Errorf("%s is asked for without its required resource type %s", action, rt.typ)
@@ -73,6 +84,9 @@ func checkReference(reqs []authRequest) error {
 // resourceOf names the resource type an ARN is of, for the action.
 func (a refAction) resourceOf(action, arn string) (*refResource, error) {
 	if arn == "*" {
+		if alternativeTypes[action] {
+			return nil, nil
+		}
 		for _, rt := range a.resources {
 			if rt.required {
 				return nil, fmt.Errorf("%s on * though it names a %s", action, rt.typ)

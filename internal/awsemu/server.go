@@ -35,9 +35,10 @@ type restRoute struct {
 
 // restRoutes registers the REST services by the first segment of their paths.
 var restRoutes = map[string]restRoute{
-	"clusters":    {"eks", eksAction, (*Emulator).serveEKS},
-	"zonalshifts": {"arc-zonal-shift", arcAction, (*Emulator).serveARC},
-	"autoshifts":  {"arc-zonal-shift", arcAction, (*Emulator).serveARC},
+	"clusters":         {"eks", eksAction, (*Emulator).serveEKS},
+	"zonalshifts":      {"arc-zonal-shift", arcAction, (*Emulator).serveARC},
+	"autoshifts":       {"arc-zonal-shift", arcAction, (*Emulator).serveARC},
+	"managedresources": {"arc-zonal-shift", arcAction, (*Emulator).serveARC},
 }
 
 // Handler serves every emulated service on one endpoint: point each SDK

@@ -79,6 +79,11 @@ type Options struct {
 	BootDelay BootDelay
 	// OnBridgeError hears of registrations that failed (and are retried); nil ignores them.
 	OnBridgeError func(error)
+	// TaintEviction runs kube-controller-manager's taint-eviction-controller
+	// too: the pods of a node tainted NoExecute (unreachable, not-ready) are
+	// evicted once their toleration runs out, as in a real cluster. Off by
+	// default, so that a test's silent node keeps its pods.
+	TaintEviction bool
 	// Bare leaves Stowage uninstalled: no CRDs, namespace, service account or
 	// RBAC, for a test that installs them itself (with Terraform).
 	Bare bool
@@ -140,12 +145,20 @@ type Bed struct {
 var (
 	workloadControllers = append(append([]string(nil), testenv.ControllerManagerControllers...),
 		"deployment-controller", "replicaset-controller", "job-controller", "daemonset-controller", "disruption-controller")
-	componentFlags = map[string][]string{
-		testenv.KubeControllerManager: {"--controllers=" + strings.Join(workloadControllers, ","),
-			"--kube-api-qps=200", "--kube-api-burst=300"},
-		testenv.KubeScheduler: {"--kube-api-qps=200", "--kube-api-burst=300"},
-	}
+	clientRates = []string{"--kube-api-qps=200", "--kube-api-burst=300"}
 )
+
+// componentFlags are the scheduler's and kube-controller-manager's flags for o.
+func componentFlags(o Options) map[string][]string {
+	controllers := workloadControllers
+	if o.TaintEviction {
+		controllers = append(append([]string(nil), controllers...), "taint-eviction-controller")
+	}
+	return map[string][]string{
+		testenv.KubeControllerManager: append([]string{"--controllers=" + strings.Join(controllers, ",")}, clientRates...),
+		testenv.KubeScheduler:         clientRates,
+	}
+}
 
 // withAPIServerFlags copies flags with extra kube-apiserver flags added.
 func withAPIServerFlags(flags map[string][]string, extra []string) map[string][]string {
@@ -169,7 +182,7 @@ func Start(ctx context.Context, o Options) (*Bed, error) {
 		return nil, err
 	}
 	cpo := testenv.BedOptions()
-	cpo.BinDir, cpo.ExtraFlags = o.BinDir, withAPIServerFlags(componentFlags, wh.Flags())
+	cpo.BinDir, cpo.ExtraFlags = o.BinDir, withAPIServerFlags(componentFlags(o), wh.Flags())
 	cp, err := testenv.StartControlPlane(ctx, cpo)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("starting the control plane: %w", err), wh.Close())
@@ -264,7 +277,8 @@ func (b *Bed) startEmulator(ctx context.Context, o Options) error {
 	b.Emulator.AddRole(b.NodeRole)
 	// The bed is the emulator's EKS cluster, and its access entries map IAM roles as EKS's do.
 	b.Emulator.AddEKSCluster(awsemu.EKSCluster{Name: b.Cluster, Endpoint: b.ControlPlane.APIServerURL,
-		CAData: b.ControlPlane.Config.CAData, Version: b.KubernetesVersion, ServiceIPv4CIDR: testenv.ServiceClusterIPRange, IPFamily: "ipv4"})
+		CAData: b.ControlPlane.Config.CAData, Version: b.KubernetesVersion, ServiceIPv4CIDR: testenv.ServiceClusterIPRange, IPFamily: "ipv4",
+		ZonalShift: true})
 	b.TokenWebhook.UseAccessEntries(func(roleARN string) (RoleMapping, bool) {
 		a, ok := b.Emulator.AccessEntryFor(b.Cluster, roleARN)
 		return RoleMapping{Username: a.Username, Groups: a.Groups}, ok

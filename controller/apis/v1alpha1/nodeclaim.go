@@ -86,6 +86,11 @@ const (
 	ConditionDrifted     = "Drifted"
 	ConditionDisrupting  = "Disrupting"
 	ConditionInterrupted = "Interrupted"
+	// ConditionInstanceTerminating: the claim's node is drained and the
+	// cloud accepted its instance's termination. Disruption budgets no
+	// longer count the node (Karpenter's rule): nothing of it is left to
+	// disrupt while the instance shuts down.
+	ConditionInstanceTerminating = "InstanceTerminating"
 )
 
 // NodeClaimStatus is what the cloud and the node reported.

@@ -213,11 +213,16 @@ func (c ControllerConfig) document(types []string, typeOperator string) Document
 			Condition: Conditions{}.with("StringEquals", "aws:RequestTag/"+tagClusterPrefix+c.Cluster, "owned")},
 		{Sid: "FillTheClustersInstanceProfiles", Action: actionsOf(sdk.ScopeClusterInstanceProfiles, "AddRole"), Resource: []string{iamARN("instance-profile")},
 			Condition: Conditions{}.with("StringEquals", "aws:ResourceTag/"+tagClusterPrefix+c.Cluster, "owned")},
-		{Sid: "DescribeTheCluster", Action: actionsOf(sdk.ScopeCluster),
-			Resource: []string{"arn:" + c.partition() + ":eks:" + c.Region + ":" + c.AccountID + ":cluster/" + c.Cluster}},
+		{Sid: "DescribeTheCluster", Action: actionsOf(sdk.ScopeCluster), Resource: []string{c.clusterARN()}},
 		{Sid: "ReadZonalShifts", Action: actionsOf(sdk.ScopeZonalShiftRead), Resource: []string{"*"},
 			Condition: Conditions{}.with("StringEquals", "aws:RequestedRegion", c.Region)},
+		{Sid: "ReadTheClustersManagedResource", Action: actionsOf(sdk.ScopeClusterManagedResource), Resource: []string{"*"},
+			Condition: Conditions{}.with("StringEquals", "arc-zonal-shift:ResourceIdentifier", c.clusterARN())},
 	}}.allowAll()
+}
+
+func (c ControllerConfig) clusterARN() string {
+	return "arn:" + c.partition() + ":eks:" + c.Region + ":" + c.AccountID + ":cluster/" + c.Cluster
 }
 
 func (d Document) allowAll() Document {

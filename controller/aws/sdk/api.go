@@ -53,10 +53,10 @@ type EKSAPI interface {
 	DescribeCluster(context.Context, *eks.DescribeClusterInput, ...func(*eks.Options)) (*eks.DescribeClusterOutput, error)
 }
 
-// ARCZonalShiftAPI reads the zonal shifts of the cluster and the region's
-// autoshifts (Amazon Application Recovery Controller), so that launches
-// avoid a zone AWS or the operator shifted the cluster away from.
+// ARCZonalShiftAPI reads the zonal shifts of the cluster and the autoshifts
+// that apply to it (Amazon Application Recovery Controller), so that
+// launches avoid a zone AWS or the operator shifted the cluster away from.
 type ARCZonalShiftAPI interface {
 	ListZonalShifts(context.Context, *arczonalshift.ListZonalShiftsInput, ...func(*arczonalshift.Options)) (*arczonalshift.ListZonalShiftsOutput, error)
-	ListAutoshifts(context.Context, *arczonalshift.ListAutoshiftsInput, ...func(*arczonalshift.Options)) (*arczonalshift.ListAutoshiftsOutput, error)
+	GetManagedResource(context.Context, *arczonalshift.GetManagedResourceInput, ...func(*arczonalshift.Options)) (*arczonalshift.GetManagedResourceOutput, error)
 }

@@ -38,10 +38,15 @@ const (
 	ScopePassNodeRole Scope = "pass-node-role"
 	// ScopeCluster is reading the cluster Stowage runs in, by its ARN.
 	ScopeCluster Scope = "cluster"
-	// ScopeZonalShiftRead is reading ARC's zonal shifts and autoshifts, which
-	// take no resource-level permissions: on "*", pinned to the cluster's
-	// region by aws:RequestedRegion.
+	// ScopeZonalShiftRead is listing ARC's zonal shifts, which takes no
+	// resource-level permissions: on "*", pinned to the cluster's region by
+	// aws:RequestedRegion.
 	ScopeZonalShiftRead Scope = "zonal-shift-read"
+	// ScopeClusterManagedResource is reading the cluster as ARC manages it:
+	// on "*" (the Service Authorization Reference lists no EKS resource type
+	// for ARC) where arc-zonal-shift:ResourceIdentifier is the cluster's ARN,
+	// as ARC's IAM guide scopes EKS clusters.
+	ScopeClusterManagedResource Scope = "cluster-managed-resource"
 )
 
 // Permission is one IAM action the AWS layer needs.
@@ -87,5 +92,5 @@ var Permissions = []Permission{
 	{Action: "iam:PassRole", Scope: ScopePassNodeRole, On: "ec2:CreateFleet"},
 	{Action: "eks:DescribeCluster", Scope: ScopeCluster},
 	{Action: "arc-zonal-shift:ListZonalShifts", Scope: ScopeZonalShiftRead},
-	{Action: "arc-zonal-shift:ListAutoshifts", Scope: ScopeZonalShiftRead},
+	{Action: "arc-zonal-shift:GetManagedResource", Scope: ScopeClusterManagedResource},
 }

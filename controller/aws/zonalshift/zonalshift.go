@@ -1,12 +1,14 @@
 // Package zonalshift reads, from Amazon Application Recovery Controller, the
 // zones the cluster is shifted away from: the cluster's own zonal shifts
-// (started by an operator, or by a practice run) and the region's active
-// autoshifts (AWS's own shift away from a zone it finds impaired). Launches
+// (started by an operator, or by a practice run) and the active autoshifts
+// (AWS's own shift away from a zone it finds impaired) that apply to it: those
+// of its managed resource, while its zonal autoshift is enabled. Launches
 // avoid those zones until the shift expires, is cancelled or completes.
 package zonalshift
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -46,8 +48,8 @@ func NewProvider(api sdk.ARCZonalShiftAPI, resource string, clk clock.Clock) *Pr
 	return &Provider{api: api, resource: resource, clk: clk}
 }
 
-// Refresh lists the cluster's active zonal shifts and the region's active
-// autoshifts; on an error it keeps the previous ones.
+// Refresh lists the cluster's active zonal shifts and reads the autoshifts
+// that apply to it; on an error it keeps the previous ones.
 func (p *Provider) Refresh(ctx context.Context) error {
 	var shifts []Shift
 	zonal := arczonalshift.NewListZonalShiftsPaginator(p.api, &arczonalshift.ListZonalShiftsInput{
@@ -65,20 +67,38 @@ func (p *Provider) Refresh(ctx context.Context) error {
 			shifts = append(shifts, Shift{ZoneID: awssdk.ToString(s.AwayFrom), Reason: reason, Expiry: awssdk.ToTime(s.ExpiryTime)})
 		}
 	}
-	auto := arczonalshift.NewListAutoshiftsPaginator(p.api, &arczonalshift.ListAutoshiftsInput{Status: arctypes.AutoshiftExecutionStatusActive})
-	for auto.HasMorePages() {
-		page, err := auto.NextPage(ctx)
-		if err != nil {
-			return fmt.Errorf("listing the region's autoshifts: %w", err)
-		}
-		for _, a := range page.Items {
-			shifts = append(shifts, Shift{ZoneID: awssdk.ToString(a.AwayFrom), Reason: "autoshift"})
-		}
+	auto, err := p.autoshifts(ctx)
+	if err != nil {
+		return err
 	}
+	shifts = append(shifts, auto...)
 	p.mu.Lock()
 	p.shifts = shifts
 	p.mu.Unlock()
 	return nil
+}
+
+// autoshifts are the active autoshifts ARC applies to the cluster: those of
+// its managed resource, which lists them only while the cluster's zonal
+// autoshift is enabled; none when ARC does not manage the cluster (zonal
+// shift is not enabled on it).
+func (p *Provider) autoshifts(ctx context.Context) ([]Shift, error) {
+	r, err := p.api.GetManagedResource(ctx, &arczonalshift.GetManagedResourceInput{ResourceIdentifier: awssdk.String(p.resource)})
+	var notManaged *arctypes.ResourceNotFoundException
+	if errors.As(err, &notManaged) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s as ARC manages it: %w", p.resource, err)
+	}
+	if r.ZonalAutoshiftStatus != arctypes.ZonalAutoshiftStatusEnabled {
+		return nil, nil
+	}
+	var out []Shift
+	for _, a := range r.Autoshifts {
+		out = append(out, Shift{ZoneID: awssdk.ToString(a.AwayFrom), Reason: "autoshift"})
+	}
+	return out, nil
 }
 
 // Active returns the shifted zones by zone ID, now on the clock: a zonal

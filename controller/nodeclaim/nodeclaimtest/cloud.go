@@ -21,6 +21,17 @@ type Cloud struct {
 	createErrs []error
 	creates    int
 	deletes    int
+	// holding: Delete accepts terminations and keeps the instances running
+	// (shutting down) until HoldDeletes(false).
+	holding bool
+}
+
+// HoldDeletes makes Delete, while hold is true, accept every termination
+// without finishing it, as EC2 does while an instance shuts down.
+func (c *Cloud) HoldDeletes(hold bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.holding = hold
 }
 
 // NewCloud returns a fake cloud offering twenty built-in instance types and
@@ -58,11 +69,15 @@ func (c *Cloud) Create(ctx context.Context, claim *v1alpha1.NodeClaim) (*v1alpha
 	return c.CloudProvider.Create(ctx, claim)
 }
 
-// Delete counts the call and deletes through the fake.
+// Delete counts the call and deletes through the fake, unless deletes are held.
 func (c *Cloud) Delete(ctx context.Context, claim *v1alpha1.NodeClaim) error {
 	c.mu.Lock()
 	c.deletes++
+	holding := c.holding
 	c.mu.Unlock()
+	if holding && c.Live(ctx, claim.Status.ProviderID) {
+		return nil
+	}
 	return c.CloudProvider.Delete(ctx, claim)
 }
 
