@@ -370,13 +370,20 @@ func (c *invariantChecker) checkJobs(w *world) {
 }
 
 // checkRenomination reports a pod nominated to claim, new in this batch,
-// while the claim it was last nominated to is still on its way.
+// while the claim it was last nominated to is still on its way and the pod
+// has not bound anywhere since.
 func (c *invariantChecker) checkRenomination(w *world, pod, claim string) {
 	if !c.cloud.newClaim(w, claim) {
 		return
 	}
-	prev := c.said[pod].claim
+	word := c.said[pod]
+	prev := word.claim
 	if prev == "" || prev == claim {
+		return
+	}
+	if sp, ok := w.pods[pod]; ok && !sp.bound.IsZero() && !sp.bound.Before(epoch.Add(word.at)) {
+		// It bound elsewhere since: that ended the nomination (kube-scheduler
+		// does not follow Stowage's), and its node may be leaving now.
 		return
 	}
 	if nc, ok := w.claim(prev); ok && nc.DeletionTimestamp == nil && nc.Status.NodeName == "" {

@@ -65,6 +65,17 @@ func TestGeneratedScenariosHoldTheInvariants(t *testing.T) {
 	t.Logf("%d seeds checked in %.1f CPU-seconds; failing: %s", len(list), cpuSeconds()-cpu0, strings.Join(failed, " "))
 }
 
+// TestMinimisedScenariosHoldTheInvariants replays the minimised scenarios of
+// seeds that found a bug, now fixed (testdata/README.md): each broke an
+// invariant before its fix.
+func TestMinimisedScenariosHoldTheInvariants(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "seed-*.yaml"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no testdata/seed-*.yaml: %v", err)
+	}
+	replayFiles(t, paths)
+}
+
 // replayFiles replays scenario files twice each, checked.
 func replayFiles(t *testing.T, paths []string) {
 	for _, path := range paths {
