@@ -154,6 +154,8 @@ type invariantChecker struct {
 	reported map[string]bool
 	// pod key -> what the provisioner last published about it
 	said map[string]podWord
+	// claim name -> when a pod was last nominated to it
+	claimNominated map[string]time.Duration
 	// pod key -> since when it has gone without a reason
 	reasonless map[string]time.Time
 	// job workload -> since when it has run short of pods
@@ -171,7 +173,7 @@ type podWord struct {
 
 func newInvariantChecker(s *Scenario) *invariantChecker {
 	return &invariantChecker{bounds: BoundsFor(s), launch: newLaunchability(s), reported: map[string]bool{},
-		said: map[string]podWord{}, reasonless: map[string]time.Time{}, jobShort: map[*workloadState]time.Time{},
+		said: map[string]podWord{}, claimNominated: map[string]time.Duration{}, reasonless: map[string]time.Time{}, jobShort: map[*workloadState]time.Time{},
 		cloud: newCloudWatch()}
 }
 
@@ -248,6 +250,7 @@ func (c *invariantChecker) published(w *world, evs []provisioning.Event) {
 			}
 			c.checkRenomination(w, key, claim.Name)
 			c.said[key] = podWord{claim: claim.Name, at: w.elapsed()}
+			c.claimNominated[claim.Name] = w.elapsed()
 		case provisioning.ReasonFailedScheduling, provisioning.ReasonWaitingForBatch:
 			c.said[key] = podWord{failed: ev.Message, at: w.elapsed()}
 		}
@@ -370,13 +373,22 @@ func (c *invariantChecker) checkJobs(w *world) {
 }
 
 // checkRenomination reports a pod nominated to claim, new in this batch,
-// while the claim it was last nominated to is still on its way.
+// while the claim it was last nominated to is still on its way and the pod
+// has not bound anywhere since.
 func (c *invariantChecker) checkRenomination(w *world, pod, claim string) {
 	if !c.cloud.newClaim(w, claim) {
 		return
 	}
-	prev := c.said[pod].claim
+	word := c.said[pod]
+	prev := word.claim
 	if prev == "" || prev == claim {
+		return
+	}
+	if sp, ok := w.pods[pod]; ok && !sp.bound.IsZero() && !sp.bound.Before(epoch.Add(word.at)) &&
+		epoch.Add(c.claimNominated[prev]).After(sp.bound) {
+		// It bound elsewhere since (kube-scheduler does not follow Stowage's
+		// nominations), other pods were nominated to its room, and now its
+		// node is leaving: the room it needs is new.
 		return
 	}
 	if nc, ok := w.claim(prev); ok && nc.DeletionTimestamp == nil && nc.Status.NodeName == "" {
