@@ -171,9 +171,11 @@ func TestNodeRepairReplacesTheNodeALostZoneKeeps(t *testing.T) {
 
 // After a lost zone, the pods it held are re-provisioned in priority order:
 // once their toleration runs out they are all pending at once, more than one
-// bounded solve can place, and every lost checkout pod (high priority) runs
-// no later than the last lost batch pod (low); all run in the end. The pod names
-// sort against the priorities, so the order comes from the priorities.
+// bounded solve can place, and the capacity for the lost checkout pods (high
+// priority, c6i.xlarge) is launched before any for the batch pods (low,
+// m6i.xlarge); every checkout pod runs no later than the last batch pod, and
+// all run in the end. The pod names sort against the priorities, so the order
+// comes from the priorities.
 func TestALostZonesPodsComeBackInPriorityOrder(t *testing.T) {
 	rep, violations, err := simulate.RunChecked(t.Context(), readScenario(t, "testdata/zone-outage-priorities.yaml"), simulate.Options{})
 	if err != nil {
@@ -199,6 +201,21 @@ func TestALostZonesPodsComeBackInPriorityOrder(t *testing.T) {
 			}
 		}
 		return len(pending)
+	}
+	launched := func(instanceType string) int {
+		nodes := stowage.Series.NodesByInstanceType[instanceType]
+		for i := evicted + 1; i < len(nodes); i++ {
+			if nodes[i] > nodes[evicted] {
+				return i
+			}
+		}
+		return len(nodes)
+	}
+	// kube-scheduler's backoff lets pods of both tiers bind in the same
+	// retry, so the order shows in what was bought first.
+	if lc, lb := launched("c6i.xlarge"), launched("m6i.xlarge"); lc >= lb {
+		t.Errorf("checkout's first new node launched %v after the eviction, batch's %v: want checkout's capacity bought first",
+			time.Duration(lc-evicted)*rep.Step, time.Duration(lb-evicted)*rep.Step)
 	}
 	c, b := back(checkout), back(batch)
 	if c >= len(checkout) || b >= len(batch) {
