@@ -152,8 +152,11 @@ func (e *Emulator) applyFault(w http.ResponseWriter, req request, f *Fault) bool
 		return false
 	case FaultThrottle:
 		code, status := throttleCodes[req.service], http.StatusBadRequest
-		if req.service == "ec2" {
+		switch req.service {
+		case "ec2":
 			status = http.StatusServiceUnavailable
+		case "eks", "arc-zonal-shift":
+			status = http.StatusTooManyRequests // their models' ThrottlingException is @httpError(429)
 		}
 		e.writeError(w, req, status, code, orDefault(f.Message, "Rate exceeded"))
 	case FaultServerError:
@@ -180,7 +183,8 @@ func (e *Emulator) applyFault(w http.ResponseWriter, req request, f *Fault) bool
 var throttleCodes = map[string]string{
 	"ec2": "RequestLimitExceeded", "iam": "Throttling", "sqs": "RequestThrottled",
 	"ssm": "ThrottlingException", "pricing": "ThrottlingException", "events": "ThrottlingException",
-	"sts": "Throttling", "lambda": "TooManyRequestsException",
+	"sts": "Throttling", "lambda": "TooManyRequestsException", "eks": "ThrottlingException",
+	"arc-zonal-shift": "ThrottlingException", "logs": "ThrottlingException",
 }
 
 var iamPrefixes = map[string]string{"pricing": "pricing", "events": "events"}
