@@ -54,6 +54,9 @@ type Cluster struct {
 	// pods change so that a snapshot need not scan every pod
 	bound   map[string]*boundPods
 	created map[string]time.Time // nodeclaim name -> when this process created it, until the informer shows it
+	// deletedClaims is nodeclaim name -> when a feeder saw it deleted, kept
+	// for claimTimeout so that a late NodeClaimCreated does not bring it back.
+	deletedClaims map[string]time.Time
 	// podEvents is node name -> when a pod last bound to it or left it.
 	podEvents map[string]time.Time
 
@@ -91,7 +94,7 @@ func NewCluster(clk clock.PassiveClock) *Cluster {
 		clk: clk, claimTimeout: DefaultCreatedClaimTimeout,
 		nodes: map[string]*stateNode{}, nodeKeys: map[string]string{}, claimKeys: map[string]string{},
 		pods: objects[*corev1.Pod]{}, pending: objects[*corev1.Pod]{}, nominations: map[string]nomination{}, bound: map[string]*boundPods{},
-		created: map[string]time.Time{}, podEvents: map[string]time.Time{},
+		created: map[string]time.Time{}, deletedClaims: map[string]time.Time{}, podEvents: map[string]time.Time{},
 		nodePools: objects[*v1alpha1.NodePool]{}, nodeClasses: objects[*v1alpha1.NodeClass]{},
 		daemonSets: objects[*appsv1.DaemonSet]{}, pdbs: objects[*policyv1.PodDisruptionBudget]{},
 		pvcs: objects[*corev1.PersistentVolumeClaim]{}, pvs: objects[*corev1.PersistentVolume]{},
@@ -123,6 +126,11 @@ func (c *Cluster) Synced(_ context.Context) bool {
 	for name, at := range c.created {
 		if now.Sub(at) >= c.claimTimeout {
 			delete(c.created, name)
+		}
+	}
+	for name, at := range c.deletedClaims {
+		if now.Sub(at) >= c.claimTimeout {
+			delete(c.deletedClaims, name)
 		}
 	}
 	return len(c.created) == 0

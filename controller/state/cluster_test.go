@@ -142,6 +142,35 @@ func TestSyncedWaitsForCreatedClaims(t *testing.T) {
 	}
 }
 
+// A claim the informer has already delivered launched and joined to its
+// Node keeps that state when the provisioner records the copy its Create
+// returned, which has no provider id: a batch creating hundreds of claims
+// records them after the first have launched and registered (the bed's
+// 1,000-node step). Taking the stale copy split the claim from its Node,
+// and pods were nominated to an empty "launching" claim that never came.
+func TestACreatedClaimRecordedLateKeepsWhatTheInformerSaw(t *testing.T) {
+	c := state.NewCluster(clocktesting.NewFakeClock(statetest.Epoch))
+	c.UpdateNodeClaim(claim("default-abcde", "aws:///us-east-1a/i-1"))
+	c.UpdateNode(statetest.Node("ip-10-0-0-1", "aws:///us-east-1a/i-1", "4", "16Gi"))
+	c.UpdatePod(bound(statetest.Pod("ns", "web", "1", "1Gi"), "ip-10-0-0-1"))
+
+	c.NodeClaimCreated(claim("default-abcde", ""))
+	s := c.Snapshot(nil, nil)
+	expectNodes(t, s, "ip-10-0-0-1[web]")
+	if s.Nodes[0].NodeClaim == nil || s.Nodes[0].NodeClaim.Status.ProviderID == "" {
+		t.Fatalf("the claim lost what the informer saw: %+v", s.Nodes[0].NodeClaim)
+	}
+	if !c.Synced(context.Background()) {
+		t.Fatal("waiting for the informer to see a claim it has already delivered")
+	}
+
+	// One that failed and went before it was recorded stays gone.
+	c.UpdateNodeClaim(claim("default-fghij", "aws:///us-east-1a/i-2"))
+	c.DeleteNodeClaim(claim("default-fghij", "aws:///us-east-1a/i-2"))
+	c.NodeClaimCreated(claim("default-fghij", ""))
+	expectNodes(t, c.Snapshot(nil, nil), "ip-10-0-0-1[web]")
+}
+
 func TestMarkedNodesAreMarkedInTheSnapshot(t *testing.T) {
 	c := state.NewCluster(clocktesting.NewFakeClock(statetest.Epoch))
 	c.UpdateNode(statetest.Node("a", "aws:///us-east-1a/i-1", "4", "16Gi"))

@@ -109,14 +109,19 @@ func (c *Cluster) UpdateNodeClaim(claim *v1alpha1.NodeClaim) {
 // NodeClaimCreated records a NodeClaim this process has just created, before
 // the feeders see it, so that the next decision counts it at once. Synced
 // stays false until a feeder has seen it too (or DefaultCreatedClaimTimeout
-// passes).
+// passes). A claim a feeder has already delivered, or seen deleted, is left
+// as the feeder saw it: that copy is as new as the one Create returned or
+// newer (in a batch of hundreds, the first claims launch and register, or
+// fail and go, before the last is created).
 func (c *Cluster) NodeClaimCreated(claim *v1alpha1.NodeClaim) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.gen++
-	if _, seen := c.claimKeys[claim.Name]; !seen {
-		c.created[claim.Name] = c.clk.Now()
+	_, seen := c.claimKeys[claim.Name]
+	if _, deleted := c.deletedClaims[claim.Name]; seen || deleted {
+		return
 	}
+	c.gen++
+	c.created[claim.Name] = c.clk.Now()
 	c.updateClaim(claim)
 }
 
@@ -142,6 +147,7 @@ func (c *Cluster) DeleteNodeClaim(claim *v1alpha1.NodeClaim) {
 		delete(c.claimKeys, claim.Name)
 	}
 	delete(c.created, claim.Name)
+	c.deletedClaims[claim.Name] = c.clk.Now()
 	c.dropNominations(claim.Name)
 }
 
