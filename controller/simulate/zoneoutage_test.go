@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stowage-dev/stowage/controller/aws/cache"
 	"github.com/stowage-dev/stowage/controller/simulate"
 	"github.com/stowage-dev/stowage/controller/simulate/report"
 )
@@ -66,8 +67,11 @@ func TestALostZonesPodsAreEvictedWhenTheirTolerationRunsOut(t *testing.T) {
 	if tier := tierNamed(stowage, "web"); tier.PodsNeverRan != 0 {
 		t.Errorf("%d web pods never ran: the other zones take them", tier.PodsNeverRan)
 	}
-	if d, ok := z.ToAllRunning(); !ok || d < outageUntil-outageFrom {
-		t.Errorf("every pod Running again %v after the outage began (%v), want after the zone came back: api's spread needs it", d, ok)
+	// Back within the shortage memory's longest avoidance (3 minutes, as
+	// Karpenter's) plus a boot: the zone's offerings are retried soon after.
+	if d, ok := z.ToAllRunning(); !ok || d < outageUntil-outageFrom || d > outageUntil-outageFrom+5*time.Minute {
+		t.Errorf("every pod Running again %v after the outage began (%v), want after the zone came back (%v) and within 5 minutes of it: "+
+			"api's spread needs the zone, and its offerings are avoided for 3 minutes at most", d, ok, outageUntil-outageFrom)
 	}
 	if spread, other := apiWaits(stowage); spread == 0 || other != 0 {
 		t.Errorf("the report puts %d api pods' waits down to the zone spread and %d to something else, want every one to the spread "+
@@ -76,11 +80,13 @@ func TestALostZonesPodsAreEvictedWhenTheirTolerationRunsOut(t *testing.T) {
 }
 
 // backedOff reports whether v is a wait of a pod that must run in the lost
-// zone, after the zone's offerings came back at until: the cloud provider's
-// shortage memory avoids them (backing off from 30 s up to 30 min) until a
-// retry finds them back, which the invariant's bound does not allow for.
+// zone, found within the shortage memory's longest avoidance (3 minutes)
+// after the zone's offerings came back at until: the cloud provider avoids
+// them until a retry finds them back, which the invariant's bound does not
+// allow for.
 func backedOff(v simulate.Violation, pods string, until time.Duration) bool {
-	return v.Invariant == simulate.InvariantPodWait && strings.HasPrefix(v.Object, pods) && v.At > until
+	return v.Invariant == simulate.InvariantPodWait && strings.HasPrefix(v.Object, pods) &&
+		v.At > until && v.At <= until+cache.DefaultBackoff.Max
 }
 
 func tierNamed(s report.System, name string) report.Tier {
@@ -145,9 +151,7 @@ func TestNodeRepairReplacesTheNodeALostZoneKeeps(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range violations {
-		if !backedOff(v, "pod default/zonal-", 40*time.Minute) {
-			t.Errorf("%s", v)
-		}
+		t.Errorf("%s", v)
 	}
 	stowage := system(t, rep, simulate.SystemStowage)
 	var repairs []report.Consolidation

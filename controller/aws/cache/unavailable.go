@@ -25,8 +25,10 @@ type Backoff struct {
 }
 
 // DefaultBackoff avoids an offering 30 s after one shortage, doubling per
-// consecutive shortage up to 30 min.
-var DefaultBackoff = Backoff{Initial: 30 * time.Second, Max: 30 * time.Minute}
+// consecutive shortage up to 3 min: Karpenter's flat avoidance of an
+// ICE'd or interrupted offering. A longer cap kept pods waiting on a zone or
+// type long after it had recovered (up to 28 minutes after a zone outage).
+var DefaultBackoff = Backoff{Initial: 30 * time.Second, Max: 3 * time.Minute}
 
 type entry struct {
 	until    time.Time     // avoided until then
