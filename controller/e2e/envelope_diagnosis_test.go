@@ -4,16 +4,25 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
 )
 
-// lateShown bounds how many late pods a failed envelope step describes.
-const lateShown = 5
+// lateShown bounds how many late pods a failed envelope step describes, and
+// logLinesShown the operator log lines shown for each claim or pod.
+const (
+	lateShown     = 5
+	logLinesShown = 8
+)
 
 // diagnoseLate describes the first of the pods an envelope step found not
 // Running in time, so that the run that breaks the time rule says why: each
@@ -36,17 +45,80 @@ func (b *bed) diagnoseLate(ctx context.Context, late []string) []string {
 		}
 		out = append(out, fmt.Sprintf("DIAG pod=%s created=%s phase=%s node=%q nominated=%q scheduled=%q", name,
 			pod.CreationTimestamp.UTC().Format("15:04:05"), pod.Status.Phase, pod.Spec.NodeName, pod.Status.NominatedNodeName, diagScheduled(&pod)))
+		claims := map[string]bool{}
 		for _, e := range events.Items {
 			if e.Regarding.Kind == "Pod" && e.Regarding.Name == name {
 				out = append(out, fmt.Sprintf("DIAG pod=%s event at=%s from=%s reason=%s count=%d note=%q", name,
 					diagEventClock(e), e.ReportingController, e.Reason, diagEventCount(e), e.Note))
+				if claim, ok := strings.CutPrefix(e.Note, "Pod should schedule on nodeclaim "); ok {
+					claims[claim] = true
+				}
 			}
+		}
+		out = append(out, diagLogLines("pod="+name, name)...)
+		for _, claim := range slices.Sorted(maps.Keys(claims)) {
+			out = append(out, b.diagnoseClaim(ctx, claim)...)
 		}
 	}
 	if len(late) > lateShown {
 		out = append(out, fmt.Sprintf("DIAG and %d more late pods", len(late)-lateShown))
 	}
+	return append(out, b.diagnoseUnregistered(ctx)...)
+}
+
+// diagnoseUnregistered counts the claims whose Node has not registered and
+// describes the first few.
+func (b *bed) diagnoseUnregistered(ctx context.Context) []string {
+	claims, err := b.claims()
+	if err != nil {
+		return []string{fmt.Sprintf("DIAG listing the nodeclaims: %v", err)}
+	}
+	var unregistered []string
+	for _, c := range claims {
+		if !meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionRegistered) {
+			unregistered = append(unregistered, c.Name)
+		}
+	}
+	slices.Sort(unregistered)
+	out := []string{fmt.Sprintf("DIAG claims=%d unregistered=%d", len(claims), len(unregistered))}
+	for _, name := range unregistered[:min(len(unregistered), lateShown)] {
+		out = append(out, b.diagnoseClaim(ctx, name)...)
+	}
 	return out
+}
+
+// diagnoseClaim describes a claim a late pod was nominated to: its
+// conditions and node, the emulator's instances for it, and the operator's
+// log lines naming it, so a claim that never registered says where it stopped.
+func (b *bed) diagnoseClaim(ctx context.Context, name string) []string {
+	var claim v1alpha1.NodeClaim
+	out := []string{}
+	if err := b.Admin.Get(ctx, client.ObjectKey{Name: name}, &claim); err != nil {
+		out = append(out, fmt.Sprintf("DIAG claim=%s: %v", name, err))
+	} else {
+		var conds []string
+		for _, c := range claim.Status.Conditions {
+			conds = append(conds, fmt.Sprintf("%s=%s(%s %s)", c.Type, c.Status, c.Reason, c.LastTransitionTime.UTC().Format("15:04:05")))
+		}
+		out = append(out, fmt.Sprintf("DIAG claim=%s created=%s deleting=%v node=%q provider=%q conditions=%s", name,
+			claim.CreationTimestamp.UTC().Format("15:04:05"), claim.DeletionTimestamp != nil, claim.Status.NodeName,
+			claim.Status.ProviderID, strings.Join(conds, ",")))
+	}
+	for _, in := range b.instancesByClaim()[name] {
+		out = append(out, fmt.Sprintf("DIAG claim=%s instance=%s state=%s type=%s zone=%s", name, in.ID, in.State, in.InstanceType, in.Zone))
+	}
+	return append(out, diagLogLines("claim="+name, name)...)
+}
+
+// diagLogLines are the last operator log lines that mention what.
+func diagLogLines(prefix, what string) []string {
+	var lines []string
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, what) {
+			lines = append(lines, fmt.Sprintf("DIAG %s log=%s", prefix, line))
+		}
+	}
+	return lines[max(0, len(lines)-logLinesShown):]
 }
 
 // diagScheduled is the pod's PodScheduled condition as reason: message.
