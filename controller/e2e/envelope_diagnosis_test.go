@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
+	"github.com/stowage-dev/stowage/internal/awsemu"
 )
 
 // lateShown bounds how many late pods a failed envelope step describes, and
@@ -37,6 +38,7 @@ func (b *bed) diagnoseLate(ctx context.Context, late []string) []string {
 		return []string{fmt.Sprintf("DIAG listing the events of %s: %v", envelopeNS, err)}
 	}
 	slices.SortStableFunc(events.Items, func(a, b eventsv1.Event) int { return cmp.Compare(diagEventTime(a), diagEventTime(b)) })
+	d := diagSources{logs: strings.Split(logs.String(), "\n"), instances: b.instancesByClaim()}
 	for _, name := range late[:min(len(late), lateShown)] {
 		var pod corev1.Pod
 		if err := b.Admin.Get(ctx, client.ObjectKey{Namespace: envelopeNS, Name: name}, &pod); err != nil {
@@ -55,20 +57,20 @@ func (b *bed) diagnoseLate(ctx context.Context, late []string) []string {
 				}
 			}
 		}
-		out = append(out, diagLogLines("pod="+name, name)...)
+		out = append(out, d.logLines("pod="+name, name)...)
 		for _, claim := range slices.Sorted(maps.Keys(claims)) {
-			out = append(out, b.diagnoseClaim(ctx, claim)...)
+			out = append(out, b.diagnoseClaim(ctx, d, claim)...)
 		}
 	}
 	if len(late) > lateShown {
 		out = append(out, fmt.Sprintf("DIAG and %d more late pods", len(late)-lateShown))
 	}
-	return append(out, b.diagnoseUnregistered(ctx)...)
+	return append(out, b.diagnoseUnregistered(ctx, d)...)
 }
 
 // diagnoseUnregistered counts the claims whose Node has not registered and
 // describes the first few.
-func (b *bed) diagnoseUnregistered(ctx context.Context) []string {
+func (b *bed) diagnoseUnregistered(ctx context.Context, d diagSources) []string {
 	claims, err := b.claims()
 	if err != nil {
 		return []string{fmt.Sprintf("DIAG listing the nodeclaims: %v", err)}
@@ -82,7 +84,7 @@ func (b *bed) diagnoseUnregistered(ctx context.Context) []string {
 	slices.Sort(unregistered)
 	out := []string{fmt.Sprintf("DIAG claims=%d unregistered=%d", len(claims), len(unregistered))}
 	for _, name := range unregistered[:min(len(unregistered), lateShown)] {
-		out = append(out, b.diagnoseClaim(ctx, name)...)
+		out = append(out, b.diagnoseClaim(ctx, d, name)...)
 	}
 	return out
 }
@@ -90,7 +92,7 @@ func (b *bed) diagnoseUnregistered(ctx context.Context) []string {
 // diagnoseClaim describes a claim a late pod was nominated to: its
 // conditions and node, the emulator's instances for it, and the operator's
 // log lines naming it, so a claim that never registered says where it stopped.
-func (b *bed) diagnoseClaim(ctx context.Context, name string) []string {
+func (b *bed) diagnoseClaim(ctx context.Context, d diagSources, name string) []string {
 	var claim v1alpha1.NodeClaim
 	out := []string{}
 	if err := b.Admin.Get(ctx, client.ObjectKey{Name: name}, &claim); err != nil {
@@ -104,16 +106,23 @@ func (b *bed) diagnoseClaim(ctx context.Context, name string) []string {
 			claim.CreationTimestamp.UTC().Format("15:04:05"), claim.DeletionTimestamp != nil, claim.Status.NodeName,
 			claim.Status.ProviderID, strings.Join(conds, ",")))
 	}
-	for _, in := range b.instancesByClaim()[name] {
+	for _, in := range d.instances[name] {
 		out = append(out, fmt.Sprintf("DIAG claim=%s instance=%s state=%s type=%s zone=%s", name, in.ID, in.State, in.InstanceType, in.Zone))
 	}
-	return append(out, diagLogLines("claim="+name, name)...)
+	return append(out, d.logLines("claim="+name, name)...)
 }
 
-// diagLogLines are the last operator log lines that mention what.
-func diagLogLines(prefix, what string) []string {
+// diagSources are what a diagnosis reads once and looks things up in: the
+// operator's log lines and the emulator's instances by claim.
+type diagSources struct {
+	logs      []string
+	instances map[string][]awsemu.Instance
+}
+
+// logLines are the last operator log lines that mention what.
+func (d diagSources) logLines(prefix, what string) []string {
 	var lines []string
-	for _, line := range strings.Split(logs.String(), "\n") {
+	for _, line := range d.logs {
 		if strings.Contains(line, what) {
 			lines = append(lines, fmt.Sprintf("DIAG %s log=%s", prefix, line))
 		}
