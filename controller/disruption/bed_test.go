@@ -34,6 +34,10 @@ type bed struct {
 	ctrl  *disruption.Controller
 	ids   int
 	exec  *executed
+	// written is the resource version of each object node wrote since the
+	// last seen, by kind and name: seen waits for the cluster state to hold
+	// these.
+	written map[string]string
 }
 
 // typeList is the controller's instance types, which a test may reprice.
@@ -117,15 +121,22 @@ func (b *bed) node(t *testing.T, sn *scheduler.StateNode) {
 	// lifecycle controller, not running here, lifts it from a Ready node.
 	node.Spec.Taints = sn.Node.Spec.Taints
 	fatalIf(t, b.env.Client.Update(t.Context(), node))
+	if b.written == nil {
+		b.written = map[string]string{}
+	}
+	b.written["NodeClaim/"+claim.Name], b.written["Node/"+node.Name] = claim.ResourceVersion, node.ResourceVersion
 	for _, p := range sn.Pods {
 		p = p.DeepCopy()
 		p.Namespace, p.UID = b.env.Namespace, ""
 		p.Spec.NodeName = node.Name
 		b.env.Create(t, p)
+		b.written["Pod/"+p.Name] = p.ResourceVersion
 	}
 }
 
-// seen waits until the cluster state shows want nodes (and their pods).
+// seen waits until the cluster state shows want nodes (and their pods) as
+// node last wrote them: a claim seen before its status is written is not
+// Initialized yet, and a node before its status is not Ready.
 func (b *bed) seen(t *testing.T, want map[string]int) {
 	t.Helper()
 	statetest.Eventually(t, 30*time.Second, func() error {
@@ -134,9 +145,18 @@ func (b *bed) seen(t *testing.T, want map[string]int) {
 			if sn.Node == nil || sn.NodeClaim == nil {
 				continue
 			}
+			if err := b.stale("NodeClaim/"+sn.NodeClaim.Name, sn.NodeClaim.ResourceVersion); err != nil {
+				return err
+			}
+			if err := b.stale("Node/"+sn.Node.Name, sn.Node.ResourceVersion); err != nil {
+				return err
+			}
 			n := 0
 			for _, p := range sn.Pods {
 				if p.Spec.NodeName == sn.Node.Name {
+					if err := b.stale("Pod/"+p.Name, p.ResourceVersion); err != nil {
+						return err
+					}
 					n++
 				}
 			}
@@ -149,6 +169,16 @@ func (b *bed) seen(t *testing.T, want map[string]int) {
 		}
 		return nil
 	})
+	b.written = nil // later writes are the test's, which waits for them itself
+}
+
+// stale is an error when the cluster state holds another version of an
+// object node wrote than the one it wrote last.
+func (b *bed) stale(key, resourceVersion string) error {
+	if want, ok := b.written[key]; ok && want != resourceVersion {
+		return fmt.Errorf("the cluster state has %s at version %s, want %s", key, resourceVersion, want)
+	}
+	return nil
 }
 
 // round runs one round after stepping the clock.
