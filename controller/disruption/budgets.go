@@ -34,7 +34,24 @@ type Budgets map[string]int
 // cannot be evaluated (a schedule the cron parser rejects) allows nothing:
 // the error names each one, and the other pools' budgets still stand.
 func NewBudgets(nodes []*scheduler.StateNode, pools map[string]*v1alpha1.NodePool, now time.Time, reason string, busy map[string]bool) (Budgets, error) {
-	total, disrupting := countNodes(nodes, busy)
+	return newBudgets(countNodes(nodes, busy), pools, now, reason)
+}
+
+// budgets is NewBudgets for the round's nodes, pools, time and busy nodes,
+// which counts the nodes once for all the round's reasons.
+func (r *Round) budgets(reason string) (Budgets, error) {
+	if r.memo == nil {
+		return NewBudgets(r.Snapshot.Nodes, r.Pools, r.Now, reason, r.Busy)
+	}
+	if r.memo.counts == nil {
+		counts := countNodes(r.Snapshot.Nodes, r.Busy)
+		r.memo.counts = &counts
+	}
+	return newBudgets(*r.memo.counts, r.Pools, r.Now, reason)
+}
+
+func newBudgets(counts nodeCounts, pools map[string]*v1alpha1.NodePool, now time.Time, reason string) (Budgets, error) {
+	total, disrupting := counts.total, counts.disrupting
 	out := make(Budgets, len(pools))
 	var errs []error
 	for name, pool := range pools {
@@ -54,8 +71,8 @@ func NewBudgets(nodes []*scheduler.StateNode, pools map[string]*v1alpha1.NodePoo
 // shutting down after its drain (InstanceTerminating) counts in neither, as
 // in Karpenter: it has nothing left to disrupt, and its pool's next
 // disruption need not wait for the instance to be gone.
-func countNodes(nodes []*scheduler.StateNode, busy map[string]bool) (total, disrupting map[string]int) {
-	total, disrupting = map[string]int{}, map[string]int{}
+func countNodes(nodes []*scheduler.StateNode, busy map[string]bool) nodeCounts {
+	total, disrupting := map[string]int{}, map[string]int{}
 	for _, sn := range nodes {
 		if !managed(sn) || !initialized(sn) || instanceTerminating(sn) {
 			continue
@@ -66,8 +83,11 @@ func countNodes(nodes []*scheduler.StateNode, busy map[string]bool) (total, disr
 			disrupting[pool]++
 		}
 	}
-	return total, disrupting
+	return nodeCounts{total: total, disrupting: disrupting}
 }
+
+// nodeCounts is what countNodes counts: NodePool name -> nodes.
+type nodeCounts struct{ total, disrupting map[string]int }
 
 func instanceTerminating(sn *scheduler.StateNode) bool {
 	return sn.NodeClaim != nil && meta.IsStatusConditionTrue(sn.NodeClaim.Status.Conditions, v1alpha1.ConditionInstanceTerminating)

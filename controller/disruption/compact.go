@@ -39,6 +39,8 @@ type memo struct {
 	// disruption (balanced.go)
 	totals   map[string]totals
 	headroom headroomIndex
+	// counts are the pools' nodes for their budgets (budgets.go)
+	counts *nodeCounts
 }
 
 // fresh returns a memo for other busy nodes: it keeps only what does not

@@ -371,6 +371,7 @@ func (c *Controller) newRound(types map[string][]*cloudprovider.InstanceType, of
 	now := c.clk.Now()
 	maps.DeleteFunc(c.queue.cooling, func(_ string, until time.Time) bool { return !now.Before(until) })
 	c.requests, c.prices = c.requests.next(), c.prices.next(offerings)
+	snap.Requests = c.requests.memory()
 	return Round{Snapshot: snap, Now: now, Pools: DefaultedPools(snap.NodePools), PDBs: c.cluster.PodDisruptionBudgets(),
 		Busy: c.queue.busy(), Cooling: maps.Clone(c.queue.cooling), offerings: offerings,
 		memo: &memo{requests: c.requests, prices: c.prices}}

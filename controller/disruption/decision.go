@@ -47,7 +47,7 @@ type Blocked struct {
 // changes nothing else.
 func Decide(ctx context.Context, m Method, r Round, candidates []*Candidate) (Decision, error) {
 	d := Decision{Method: m}
-	d.Budgets, d.BudgetErr = NewBudgets(r.Snapshot.Nodes, r.Pools, r.Now, m.Reason(), r.Busy)
+	d.Budgets, d.BudgetErr = r.budgets(m.Reason())
 	r.Budgets = maps.Clone(d.Budgets)
 	var wanted []*Candidate
 	for _, c := range candidates {

@@ -71,7 +71,9 @@ func (h *Homes) Ready(ctx context.Context, node string) bool {
 	// else waits homesEvery.
 	if !h.solved || !maps.Equal(h.cluster.LeavingNodes(), h.draining) || now.Sub(h.at) >= homesEvery {
 		h.requests = h.requests.next()
-		h.homeless, h.draining = homeless(h.cluster.Snapshot(nil, nil), now, h.solve, h.requests, func() map[string][]*cloudprovider.InstanceType {
+		snap := h.cluster.Snapshot(nil, nil)
+		snap.Requests = h.requests.memory()
+		h.homeless, h.draining = homeless(snap, now, h.solve, h.requests, func() map[string][]*cloudprovider.InstanceType {
 			if h.types == nil {
 				return nil
 			}

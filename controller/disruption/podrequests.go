@@ -18,7 +18,7 @@ import (
 // the cluster is most of what a round costs, and most nodes' pods do not
 // change from one round to the next.
 type podRequests struct {
-	last, now         map[*corev1.Pod]scheduling.Resources
+	pods              *scheduler.RequestMemory
 	lastNode, nowNode map[string]*nodePods
 }
 
@@ -46,15 +46,15 @@ func (pr *podRequests) of(p *corev1.Pod) scheduling.Resources {
 	if pr == nil {
 		return scheduling.PodRequests(p)
 	}
-	if r, ok := pr.now[p]; ok {
-		return r
+	return pr.pods.Of(p)
+}
+
+// memory is the requests memory to solve with; nil for none.
+func (pr *podRequests) memory() *scheduler.RequestMemory {
+	if pr == nil {
+		return nil
 	}
-	r, ok := pr.last[p]
-	if !ok {
-		r = scheduling.PodRequests(p)
-	}
-	pr.now[p] = r
-	return r
+	return pr.pods
 }
 
 // node returns the summary of the node's pods, remembered or worked out.
@@ -98,10 +98,9 @@ func summarize(pods []*corev1.Pod, pr *podRequests) *nodePods {
 // next starts a round: what this one saw is what the next may reuse.
 func (pr *podRequests) next() *podRequests {
 	if pr == nil {
-		return &podRequests{now: map[*corev1.Pod]scheduling.Resources{}, nowNode: map[string]*nodePods{}}
+		return &podRequests{pods: (*scheduler.RequestMemory)(nil).Next(), nowNode: map[string]*nodePods{}}
 	}
-	return &podRequests{last: pr.now, now: make(map[*corev1.Pod]scheduling.Resources, len(pr.now)),
-		lastNode: pr.nowNode, nowNode: make(map[string]*nodePods, len(pr.nowNode))}
+	return &podRequests{pods: pr.pods.Next(), lastNode: pr.nowNode, nowNode: make(map[string]*nodePods, len(pr.nowNode))}
 }
 
 // requestsOf returns the pod's requests through the round's memory, if any.

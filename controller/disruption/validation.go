@@ -54,7 +54,7 @@ func (c *Controller) revalidate(ctx context.Context, r Round, cmd Command) (Comm
 	if m == nil {
 		return Command{}, "its method is not run any more"
 	}
-	budgets, err := NewBudgets(r.Snapshot.Nodes, r.Pools, r.Now, m.Reason(), r.Busy)
+	budgets, err := r.budgets(m.Reason())
 	if err != nil {
 		return Command{}, "its budgets cannot be evaluated: " + err.Error()
 	}

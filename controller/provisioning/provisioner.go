@@ -50,6 +50,8 @@ type Provisioner struct {
 	dryRun bool
 	// ramps notices workloads growing pod by pod.
 	ramps ramps
+	// requests remembers pods' requests from batch to batch.
+	requests *scheduler.RequestMemory
 	// bookingsSeen is told where each decision put the bookings' virtual
 	// pods (WithBookingObserver).
 	bookingsSeen func([]scheduler.BookingResult)
@@ -149,7 +151,8 @@ func (p *Provisioner) Provision(ctx context.Context) (*Batch, error) {
 	types := p.instanceTypes(ctx)
 	recordOfferings(types)
 	snap := p.cluster.Snapshot(b.Pods, types)
-	snap.Bookings = bookings
+	p.requests = p.requests.Next()
+	snap.Bookings, snap.Requests = bookings, p.requests
 	start := p.clk.Now()
 	snap.Expected = p.ramps.expected(snap, start)
 	opts := p.decisionOptions()

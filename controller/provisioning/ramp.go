@@ -75,24 +75,31 @@ func (rp *ramps) expected(snap *scheduler.Snapshot, now time.Time) map[types.UID
 // livePods counts, per workload of owners, its pods that are not finished or
 // being deleted: the batch's and those on nodes, each once.
 func livePods(snap *scheduler.Snapshot, owners map[types.UID]int) map[types.UID]int {
-	seen := map[types.NamespacedName]bool{}
 	out := map[types.UID]int{}
-	count := func(pod *corev1.Pod) {
+	live := func(pod *corev1.Pod) (types.UID, bool) {
 		owner := metav1.GetControllerOf(pod)
-		key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
-		if owner == nil || owners[owner.UID] == 0 || seen[key] || pod.DeletionTimestamp != nil ||
+		if owner == nil || owners[owner.UID] == 0 || pod.DeletionTimestamp != nil ||
 			pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-			return
+			return "", false
 		}
-		seen[key] = true
-		out[owner.UID]++
+		return owner.UID, true
 	}
+	// A batch's pod may be on a node too, nominated there and not bound: the
+	// batch's pods are remembered to count each once, and a bound pod, not
+	// one of the batch, is counted without looking.
+	batch := make(map[types.NamespacedName]bool, len(snap.Pods))
 	for _, pod := range snap.Pods {
-		count(pod)
+		key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+		if uid, ok := live(pod); ok && !batch[key] {
+			batch[key] = true
+			out[uid]++
+		}
 	}
 	for _, sn := range snap.Nodes {
 		for _, pod := range sn.Pods {
-			count(pod)
+			if uid, ok := live(pod); ok && (pod.Spec.NodeName != "" || !batch[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}]) {
+				out[uid]++
+			}
 		}
 	}
 	return out

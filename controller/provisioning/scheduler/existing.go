@@ -48,7 +48,7 @@ func (sv *solver) existingNode(sn *StateNode) (*node, []*corev1.Pod) {
 		if isTerminal(pod) {
 			continue
 		}
-		used = used.Add(scheduling.PodRequests(pod))
+		used = used.Add(sv.snapshot.Requests.Of(pod))
 		n.ports.Add(scheduling.PodHostPorts(pod))
 	}
 	n.available = allocatable.Sub(used).Sub(sv.unboundDaemonSets(sn, n))

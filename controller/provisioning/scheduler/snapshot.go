@@ -49,6 +49,8 @@ type Snapshot struct {
 	// PriorityClasses are the PriorityClasses' values by name, for pods
 	// without spec.priority (PodPriority).
 	PriorityClasses map[string]int32
+	// Requests is the caller's memory of pods' requests; nil for none.
+	Requests *RequestMemory
 }
 
 // StateNode is a node that exists or is being launched.

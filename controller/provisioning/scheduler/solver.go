@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stowage-dev/stowage/controller/apis/v1alpha1"
-	"github.com/stowage-dev/stowage/controller/scheduling"
 )
 
 // defaultMaxInstanceTypes is CreateFleet's limit on overrides per request.
@@ -179,7 +178,7 @@ func (sv *solver) podInfos() []*podInfo {
 	all := sv.snapshot.Pending()
 	pods := make([]*podInfo, 0, len(all))
 	for i, pod := range all {
-		pods = append(pods, &podInfo{pod: pod, requests: scheduling.PodRequests(pod), index: i, virtual: i >= len(sv.snapshot.Pods),
+		pods = append(pods, &podInfo{pod: pod, requests: sv.snapshot.Requests.Of(pod), index: i, virtual: i >= len(sv.snapshot.Pods),
 			priority: PodPriority(pod, sv.snapshot.PriorityClasses)})
 	}
 	for _, p := range pods {
