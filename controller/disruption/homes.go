@@ -174,9 +174,14 @@ func withoutMoving(nodes []*scheduler.StateNode, moving map[string]string) {
 	}
 }
 
+// isMoving: a pod nominated to its next home is not bound to it, so a bound
+// pod, most of them, needs no lookup.
 func isMoving(p *corev1.Pod, moving map[string]string) bool {
+	if p.Spec.NodeName != "" {
+		return false
+	}
 	_, ok := moving[p.Namespace+"/"+p.Name]
-	return ok && p.Spec.NodeName == ""
+	return ok
 }
 
 // launchable returns the pods that new capacity from the pools could take,
