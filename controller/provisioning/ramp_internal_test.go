@@ -61,3 +61,16 @@ func TestRampsExpectAWorkloadToGrowAsItDid(t *testing.T) {
 		}
 	}
 }
+
+// A pending pod nominated to a claim is among the claim's pods too; it is
+// one pod, not growth.
+func TestRampsCountANominatedPodOnce(t *testing.T) {
+	t0 := time.Date(2026, 11, 2, 0, 20, 0, 0, time.UTC)
+	var rp ramps
+	rp.expected(rampSnapshot(44, 1), t0)
+	snap := rampSnapshot(45, 1)
+	snap.Nodes = append(snap.Nodes, &scheduler.StateNode{Pods: snap.Pods})
+	if got := rp.expected(snap, t0.Add(20*time.Second))[types.UID("rs-web")]; got != 0 {
+		t.Errorf("%d pods expected, want 0: the workload did not grow", got)
+	}
+}
