@@ -10,7 +10,7 @@ import (
 // cluster state are never changed in place (an update is a new object), so a
 // pod's address keys its requests; each solve keeps the entries it used and
 // drops the rest. Working out the requests of every pod on every node is
-// most of what building a solve costs at ten thousand nodes. It is not safe
+// most of what building a solve costs with thousands of nodes. It is not safe
 // for concurrent use: each caller keeps its own.
 type RequestMemory struct {
 	last, now map[*corev1.Pod]scheduling.Resources
